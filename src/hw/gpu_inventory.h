@@ -1,0 +1,51 @@
+// GpuInventory: the GPUs this rank can see (CUDA's view, which honours
+// CUDA_VISIBLE_DEVICES) described through NVML, plus the node's whole GPU set and
+// its GPU-to-GPU link matrix. Without a driver, `reason` says why the list is empty.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuaccept {
+
+struct NvLink {
+  int link = 0;
+  bool active = false;
+  std::string remote_bus_id;  // "" when inactive
+};
+
+struct GpuInfo {
+  int cuda_index = -1;  // as this rank sees it; -1 for GPUs not visible to it
+  int nvml_index = -1;
+  std::string name, uuid, pci_bus_id;
+  unsigned long long memory_bytes = 0;
+  std::string compute_capability;  // "9.0"
+  std::optional<bool> mig_enabled, ecc_enabled;
+  std::optional<unsigned> numa_node;
+  std::vector<NvLink> nvlinks;
+};
+
+struct GpuInventory {
+  std::string reason;  // non-empty when no GPU could be described, e.g. "NVML not loadable: ..."
+  std::string driver_version;
+  std::string cuda_driver_version;   // "13.0" (what the driver supports)
+  std::string cuda_runtime_version;  // "13.0" (what this binary runs with)
+  std::vector<GpuInfo> visible;      // this rank's GPUs, by CUDA index
+  std::vector<GpuInfo> node_gpus;    // every GPU NVML sees on the node, by NVML index
+  // links[i][j]: active NVLinks from node GPU i to node GPU j; pcie[i][j]: PCIe path.
+  std::vector<std::vector<int>> nvlink_matrix;
+  std::vector<std::vector<std::string>> pcie_matrix;
+};
+
+GpuInventory read_gpu_inventory();
+
+// "13000" -> "13.0"
+std::string format_cuda_version(int v);
+
+void to_json(nlohmann::json& j, const GpuInfo& g);
+void to_json(nlohmann::json& j, const GpuInventory& g);
+
+}  // namespace gpuaccept

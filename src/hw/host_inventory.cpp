@@ -1,0 +1,106 @@
+#include "hw/host_inventory.h"
+
+#include <sched.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <tuple>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <hwloc.h>
+
+namespace gpuaccept {
+namespace fs = std::filesystem;
+
+CpuInventory read_cpu_inventory() {
+  CpuInventory c;
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return c;
+  if (hwloc_topology_load(topo) == 0) {
+    c.sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    c.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    c.pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    c.numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0))
+      if (const char* m = hwloc_obj_get_info_by_name(pkg, "CPUModel")) c.model = m;
+    hwloc_obj_t root = hwloc_get_root_obj(topo);
+    c.memory_bytes = root->total_memory;
+  }
+  hwloc_topology_destroy(topo);
+  return c;
+}
+
+namespace {
+std::string read_line(const fs::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+}  // namespace
+
+std::vector<IbPort> read_ib_ports(const std::string& sysfs_root) {
+  std::vector<IbPort> out;
+  std::error_code ec;
+  for (const auto& dev : fs::directory_iterator(sysfs_root, ec)) {
+    for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec)) {
+      IbPort p;
+      p.device = dev.path().filename().string();
+      try {
+        p.port = std::stoi(port.path().filename().string());
+      } catch (const std::exception&) {
+        continue;
+      }
+      p.state = read_line(port.path() / "state");
+      p.phys_state = read_line(port.path() / "phys_state");
+      p.rate = read_line(port.path() / "rate");
+      p.link_layer = read_line(port.path() / "link_layer");
+      out.push_back(std::move(p));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const IbPort& a, const IbPort& b) {
+    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
+  });
+  return out;
+}
+
+std::string kernel_release() {
+  utsname u{};
+  return uname(&u) == 0 ? fmt::format("{} {}", u.sysname, u.release) : "";
+}
+
+std::string format_cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string cpu_affinity_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return format_cpu_list(cpus);
+}
+
+void to_json(nlohmann::json& j, const CpuInventory& c) {
+  j = {{"model", c.model},     {"sockets", c.sockets},       {"cores", c.cores},
+       {"pus", c.pus},         {"numa_nodes", c.numa_nodes}, {"memory_bytes", c.memory_bytes}};
+}
+
+void to_json(nlohmann::json& j, const IbPort& p) {
+  j = {{"device", p.device}, {"port", p.port},         {"state", p.state},
+       {"phys_state", p.phys_state}, {"rate", p.rate}, {"link_layer", p.link_layer}};
+}
+
+}  // namespace gpuaccept

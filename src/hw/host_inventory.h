@@ -1,0 +1,39 @@
+// What a node is made of apart from its GPUs: CPUs and memory (hwloc), the
+// InfiniBand/RoCE ports (sysfs), the kernel and this process's CPU affinity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuaccept {
+
+struct CpuInventory {
+  std::string model;
+  int sockets = 0, cores = 0, pus = 0, numa_nodes = 0;
+  unsigned long long memory_bytes = 0;
+};
+
+struct IbPort {
+  std::string device;  // mlx5_0
+  int port = 0;
+  std::string state;       // "4: ACTIVE"
+  std::string phys_state;  // "5: LinkUp"
+  std::string rate;        // "400 Gb/sec (4X NDR)"
+  std::string link_layer;  // InfiniBand or Ethernet (RoCE)
+};
+
+CpuInventory read_cpu_inventory();  // hwloc; fields stay 0/"" when unknown
+// Ports under `sysfs_root` (default /sys/class/infiniband); a test can point it elsewhere.
+std::vector<IbPort> read_ib_ports(const std::string& sysfs_root = "/sys/class/infiniband");
+std::string kernel_release();
+// This process's allowed CPUs as a list: "0-3,8".
+std::string cpu_affinity_list();
+// Compresses sorted CPU ids into the list form: {0,1,2,3,8} -> "0-3,8".
+std::string format_cpu_list(const std::vector<int>& cpus);
+
+void to_json(nlohmann::json& j, const CpuInventory& c);
+void to_json(nlohmann::json& j, const IbPort& p);
+
+}  // namespace gpuaccept

@@ -1,0 +1,188 @@
+#include "results/result_writer.h"
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "slurm/slurm_env.h"
+
+namespace gpuaccept {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+ResultWriter::ResultWriter(World& world, std::string phase, fs::path run_dir,
+                           std::map<std::string, std::string> attributes)
+    : world_(world), phase_(std::move(phase)), run_dir_(std::move(run_dir)), attributes_(std::move(attributes)) {
+  attributes_["phase"] = phase_;
+  attributes_.try_emplace("start_time", utc_now());
+  attributes_["world_size"] = std::to_string(world_.size());
+}
+
+Record& ResultWriter::add(Record r) {
+  static const SlurmEnv slurm = SlurmEnv::from_process();
+  if (r.phase.empty()) r.phase = phase_;
+  if (r.job_id.empty()) r.job_id = slurm.job_id;
+  if (r.array_job_id.empty()) r.array_job_id = slurm.array_job_id;
+  if (r.array_task_id.empty()) r.array_task_id = slurm.array_task_id;
+  if (r.rank == kRankUnset) r.rank = world_.rank();
+  if (r.node.empty() && r.rank != kJobLevel) r.node = world_.hostname();  // job-level: "" = all nodes
+  records_.push_back(std::move(r));
+  return records_.back();
+}
+
+Record& ResultWriter::check(const std::string& test, Status status, const std::string& message, Params params) {
+  Record r;
+  r.test = test;
+  r.status = status;
+  r.message = message;
+  r.params = std::move(params);
+  return add(std::move(r));
+}
+
+Record& ResultWriter::measure(const std::string& test, const std::string& metric, double value,
+                              const std::string& unit, Params params) {
+  Record r;
+  r.test = test;
+  r.metric = metric;
+  r.value = value;
+  r.unit = unit;
+  r.params = std::move(params);
+  return add(std::move(r));
+}
+
+void ResultWriter::set_document(const std::string& name, std::string json_text) {
+  documents_[name] = std::move(json_text);
+}
+
+fs::path ResultWriter::parts_dir() const { return run_dir_ / (phase_ + ".parts"); }
+
+ResultFile ResultWriter::local_file() const {
+  ResultFile f;
+  f.attributes = attributes_;
+  f.attributes["complete"] = "partial";
+  f.attributes["rank"] = std::to_string(world_.rank());
+  f.records = records_;
+  for (const auto& [name, text] : documents_) f.documents[name] = {text};
+  return f;
+}
+
+void ResultWriter::checkpoint() {
+  std::error_code ec;
+  fs::create_directories(parts_dir(), ec);
+  const fs::path final_path = parts_dir() / fmt::format("rank-{:05d}.h5", world_.rank());
+  const fs::path staged = write_result_file(parts_dir() / fmt::format("rank-{:05d}.next.h5", world_.rank()), local_file());
+  fs::rename(staged, final_path);  // replacing the previous checkpoint is intended here
+}
+
+Status ResultWriter::write_final(ResultFile file) {
+  file.attributes["end_time"] = utc_now();
+  written_ = write_result_file(run_dir_ / (phase_ + ".h5"), file);
+  std::error_code ec;
+  fs::remove_all(parts_dir(), ec);  // the phase file now holds everything the parts held
+  Status worst = Status::Pass;
+  for (const auto& r : file.records) worst = most_severe(worst, r.status);
+  log_rank0("results: {} ({} records, {} ranks)", written_.string(), file.records.size(), world_.size());
+  return worst;
+}
+
+Status ResultWriter::finish() {
+  Status mine = Status::Pass;
+  for (const auto& r : records_) mine = most_severe(mine, r.status);
+  // Each rank sends {records, documents}; documents are indexed by rank on arrival.
+  json payload = {{"records", json::parse(encode_records(records_))}, {"documents", documents_}};
+  std::vector<std::string> all;
+  try {
+    all = world_.allgather_string(payload.dump());
+  } catch (const std::exception& e) {
+    log_error("gathering results failed: {}", e.what());
+    if (world_.rank() != 0) return most_severe(mine, Status::Error);
+    return write_from_parts(e.what());
+  }
+  Status worst = Status::Pass;
+  if (world_.rank() == 0) {
+    ResultFile file;
+    file.attributes = attributes_;
+    file.attributes["complete"] = "yes";
+    file.attributes["hosts"] = fmt::format("{}", fmt::join(world_.node_names(), ","));
+    for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+      const json j = json::parse(all[r]);
+      for (auto& rec : decode_records(j.at("records").dump())) file.records.push_back(std::move(rec));
+      for (const auto& [name, text] : j.at("documents").items()) {
+        auto& slot = file.documents[name];
+        slot.resize(all.size());
+        slot[r] = text.get<std::string>();
+      }
+    }
+    try {
+      worst = write_final(std::move(file));
+    } catch (const std::exception& e) {
+      log_error("writing results failed: {}", e.what());
+      worst = Status::Error;
+    }
+  }
+  // Every rank exits with the job's verdict, so Slurm marks the step failed on all of them.
+  return parse_status(world_.broadcast_string(std::string(to_string(worst)), 0));
+}
+
+Status ResultWriter::write_from_parts(const std::string& why) {
+  ResultFile file;
+  file.attributes = attributes_;
+  file.attributes["complete"] = "partial";
+  std::set<int> reported;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parts_dir(), ec)) {
+    if (entry.path().extension() != ".h5" || entry.path().filename().string().find(".next") != std::string::npos)
+      continue;
+    try {
+      ResultFile part = read_result_file(entry.path());
+      const int rank = std::stoi(part.attributes.at("rank"));
+      reported.insert(rank);
+      for (auto& r : part.records) file.records.push_back(std::move(r));
+      for (auto& [name, texts] : part.documents) {
+        auto& slot = file.documents[name];
+        slot.resize(world_.size());
+        if (!texts.empty()) slot[rank] = texts.front();
+      }
+    } catch (const std::exception& e) {
+      log_error("{}", e.what());
+    }
+  }
+  // Rank 0's own records are current even if its last checkpoint is not.
+  std::erase_if(file.records, [&](const Record& r) { return r.rank == world_.rank(); });
+  for (const auto& r : records_) file.records.push_back(r);
+  reported.insert(world_.rank());
+  std::vector<int> missing;
+  for (int r = 0; r < world_.size(); ++r)
+    if (!reported.count(r)) missing.push_back(r);
+  Record err;
+  err.rank = kJobLevel;
+  err.test = "result_gather";
+  err.status = Status::Error;
+  err.message = missing.empty()
+                    ? fmt::format("gathering results through World failed ({}); the file was written from the ranks' checkpoints", why)
+                    : fmt::format("ranks {} did not report (died or hung?): {}", fmt::join(missing, ","), why);
+  file.records.push_back(add(err));
+  try {
+    write_final(std::move(file));
+  } catch (const std::exception& e) {
+    log_error("writing results from checkpoints failed: {}", e.what());
+  }
+  return Status::Error;
+}
+
+}  // namespace gpuaccept

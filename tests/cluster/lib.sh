@@ -1,0 +1,163 @@
+# shellcheck shell=bash
+# Shared settings and helpers for tests/cluster/{up,down,status}. Sourced, not run.
+#
+# The local cluster: slurmctld in the root network namespace on a bridge address,
+# one slurmd per node, each in its own network namespace (own IP address and
+# hostname, private /tmp), one munged. Everything listens only on the bridge or
+# loopback, nothing leaves the machine. Needs root.
+#
+# Environment knobs (all optional):
+#   GPUACCEPT_CLUSTER_DIR    state dir: config, logs, spool, results
+#                            [/var/tmp/gpuaccept-cluster]. Must not be under /tmp,
+#                            because every node mounts its own private /tmp.
+#   GPUACCEPT_CLUSTER_NET    the /24 for the bridge, as A.B.C or A.B.C.0/24
+#                            [10.213.7]; controller .1, node i at .(10+i).
+#   GPUACCEPT_CLUSTER_NODES  number of nodes gpa-node1..gpa-nodeN [2]
+#   GPUACCEPT_CLUSTER_CPUS   CPUs each node claims [max(nproc, 4)]
+#   GPUACCEPT_CLUSTER_MEM    RealMemory in MB each node claims [4000]
+#   GPUACCEPT_CLUSTER_GRES   Gres= of every node, e.g. "gpu:4" or "gpu:a100:2" [none].
+#                            GresTypes is derived from it.
+#   GPUACCEPT_CLUSTER_GRES_CONF_LINES
+#                            gres.conf contents, verbatim, newline separated, e.g.
+#                            "Name=gpu File=/dev/nvidia[0-3]" [none: then Slurm takes
+#                            the counts from Gres= alone and binds no device files].
+#   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
+#                            dpkg -x [empty: the system install].
+
+set -euo pipefail
+
+CLUSTER_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+DIR=${GPUACCEPT_CLUSTER_DIR:-/var/tmp/gpuaccept-cluster}
+case $DIR in
+  /tmp|/tmp/*) echo "GPUACCEPT_CLUSTER_DIR=$DIR: must be outside /tmp (nodes get a private /tmp)" >&2; exit 2 ;;
+  /*) ;;
+  *) echo "GPUACCEPT_CLUSTER_DIR=$DIR: must be an absolute path" >&2; exit 2 ;;
+esac
+
+NET=${GPUACCEPT_CLUSTER_NET:-10.213.7}
+NET=${NET%.0/24}
+if ! [[ $NET =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]]; then
+  echo "GPUACCEPT_CLUSTER_NET=$NET: want A.B.C or A.B.C.0/24" >&2; exit 2
+fi
+NNODES=${GPUACCEPT_CLUSTER_NODES:-2}
+if ! [[ $NNODES =~ ^[1-9][0-9]?$ ]] || (( NNODES > 200 )); then
+  echo "GPUACCEPT_CLUSTER_NODES=$NNODES: want 1..200" >&2; exit 2
+fi
+
+BRIDGE=gpabr0                 # host side of every node's veth is enslaved here
+BRIDGE_IP=$NET.1
+NODE_PREFIX=gpa-node
+HOSTS_MARK='# gpuaccept-cluster'   # tags our /etc/hosts lines so down can drop them
+# Not 6817/6818: a machine that is also a real Slurm node keeps its own daemons.
+CTLD_PORT=16817
+SLURMD_PORT=16818
+
+CONF_DIR=$DIR/etc
+CONF=$CONF_DIR/slurm.conf
+GRES_CONF=$CONF_DIR/gres.conf
+LOG_DIR=$DIR/log
+RUN_DIR=$DIR/run
+STATE_DIR=$DIR/state          # wiped on every fresh start: tests start from job id 1
+NODES_DIR=$DIR/nodes          # per node: tmp/ (bind-mounted as the node's /tmp)
+RESULTS=$DIR/results          # shared by all nodes (only /tmp is private)
+MUNGE_DIR=$DIR/munge          # key, socket, pid, log: our own munged, not the system one
+MUNGE_KEY=$MUNGE_DIR/munge.key
+MUNGE_SOCKET=$MUNGE_DIR/munge.socket
+MUNGE_PID=$MUNGE_DIR/munged.pid
+CTLD_PID=$RUN_DIR/slurmctld.pid
+
+node_name() { echo "$NODE_PREFIX$1"; }
+node_ip()   { echo "$NET.$((10 + $1))"; }
+node_veth() { echo "gpa-v$1"; }                  # interface names max 15 chars
+slurmd_pid_file() { echo "$RUN_DIR/slurmd-$1.pid"; }   # slurm.conf writes it with %n
+
+log() { echo "[cluster] $*" >&2; }
+die() { echo "[cluster] ERROR: $*" >&2; exit 1; }
+
+# --- where the binaries are --------------------------------------------------
+PREFIX=${GPUACCEPT_SLURM_PREFIX:-}
+PREFIX=${PREFIX%/}
+LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
+PLUGIN_DIR=$LIBDIR/slurm-wlm
+# Environment for every Slurm/munge binary we run; empty for the system install.
+SLURM_ENV=()
+if [[ -n $PREFIX ]]; then
+  SLURM_ENV=("LD_LIBRARY_PATH=$LIBDIR:$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+fi
+
+# Debian installs the daemons as slurmd-wlm etc. behind an alternatives symlink;
+# dpkg -x does not create that symlink, so also try the -wlm name.
+find_bin() {
+  local f
+  for f in "$PREFIX/usr/sbin/$1" "$PREFIX/usr/sbin/$1-wlm" "$PREFIX/usr/bin/$1"; do
+    if [[ -x $f ]]; then echo "$f"; return 0; fi
+  done
+  die "cannot find $1 under ${PREFIX:-/}usr/{sbin,bin}"
+}
+
+# Run a Slurm client command against our cluster (our config, our libs).
+sl() {
+  local cmd=$1; shift
+  env "${SLURM_ENV[@]}" SLURM_CONF="$CONF" "$(find_bin "$cmd")" "$@"
+}
+
+# --- processes ---------------------------------------------------------------
+# pid_alive PIDFILE COMM: the pid in PIDFILE runs and its command name starts
+# with COMM (guards against a stale pid file naming a recycled pid).
+pid_alive() {
+  local pid comm
+  [[ -s $1 ]] || return 1
+  pid=$(<"$1")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+  [[ $comm == "$2"* ]]
+}
+
+# kill_pids PID...: TERM, wait up to 15 s, then KILL what is left.
+kill_pids() {
+  local pid i left
+  (( $# )) || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  for ((i = 0; i < 150; i++)); do
+    left=()
+    for pid in "$@"; do
+      if kill -0 "$pid" 2>/dev/null; then left+=("$pid"); fi
+    done
+    (( ${#left[@]} )) || return 0
+    sleep 0.1
+  done
+  log "still running after 15 s, sending KILL: ${left[*]}"
+  kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
+# stop_pidfile PIDFILE COMM: stop the daemon named by PIDFILE, if it runs.
+stop_pidfile() {
+  if pid_alive "$1" "$2"; then
+    log "stopping $2 (pid $(<"$1"))"
+    kill_pids "$(<"$1")"
+  fi
+  rm -f "$1"
+}
+
+# Everything up and running? (processes, bridge, namespaces)
+cluster_running() {
+  local i
+  pid_alive "$MUNGE_PID" munged || return 1
+  pid_alive "$CTLD_PID" slurmctld || return 1
+  ip link show "$BRIDGE" >/dev/null 2>&1 || return 1
+  for ((i = 1; i <= NNODES; i++)); do
+    [[ -e /var/run/netns/$(node_name "$i") ]] || return 1
+    pid_alive "$(slurmd_pid_file "$(node_name "$i")")" slurmd || return 1
+  done
+}
+
+# Serialise up/down: a second caller waits instead of racing. down run from up
+# inherits the lock (GPUACCEPT_CLUSTER_LOCKED).
+take_lock() {
+  [[ -n ${GPUACCEPT_CLUSTER_LOCKED:-} ]] && return 0
+  mkdir -p "$DIR"
+  exec 9>"$DIR/.lock"
+  flock -w 300 9 || die "another tests/cluster/up or down holds $DIR/.lock"
+  export GPUACCEPT_CLUSTER_LOCKED=1
+}
