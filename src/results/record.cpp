@@ -43,7 +43,8 @@ std::string encode_params(const Params& p) { return json(p).dump(); }
 Params decode_params(std::string_view json_text) {
   if (json_text.empty()) return {};
   Params p;
-  for (const auto& [k, v] : json::parse(json_text).items()) p[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  const json parsed = json::parse(json_text);  // items() must not outlive the parsed value
+  for (const auto& [k, v] : parsed.items()) p[k] = v.is_string() ? v.get<std::string>() : v.dump();
   return p;
 }
 

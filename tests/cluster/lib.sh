@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # variables are used by the scripts that source this
 # Shared settings and helpers for tests/cluster/{up,down,status}. Sourced, not run.
 #
 # The local cluster: slurmctld in the root network namespace on a bridge address,
@@ -114,12 +114,12 @@ pid_alive() {
   [[ $comm == "$2"* ]]
 }
 
-# kill_pids PID...: TERM, wait up to 15 s, then KILL what is left.
+# kill_pids PID...: TERM, wait up to 10 s, then KILL what is left.
 kill_pids() {
   local pid i left
   (( $# )) || return 0
   kill -TERM "$@" 2>/dev/null || true
-  for ((i = 0; i < 150; i++)); do
+  for ((i = 0; i < 100; i++)); do
     left=()
     for pid in "$@"; do
       if kill -0 "$pid" 2>/dev/null; then left+=("$pid"); fi
@@ -127,17 +127,8 @@ kill_pids() {
     (( ${#left[@]} )) || return 0
     sleep 0.1
   done
-  log "still running after 15 s, sending KILL: ${left[*]}"
+  log "still running after 10 s, sending KILL: ${left[*]}"
   kill -KILL "${left[@]}" 2>/dev/null || true
-}
-
-# stop_pidfile PIDFILE COMM: stop the daemon named by PIDFILE, if it runs.
-stop_pidfile() {
-  if pid_alive "$1" "$2"; then
-    log "stopping $2 (pid $(<"$1"))"
-    kill_pids "$(<"$1")"
-  fi
-  rm -f "$1"
 }
 
 # Everything up and running? (processes, bridge, namespaces)

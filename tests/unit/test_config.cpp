@@ -1,1 +1,30 @@
 #include <catch2/catch.hpp>
+
+#include "common/error.h"
+#include "config/config.h"
+
+using namespace gpuaccept;
+
+TEST_CASE("dotted keys find nested values, absent keys give the fallback", "[config]") {
+  const Config c = Config::parse("discover:\n  expected_gpus_per_node: 8\nsmoke:\n  sizes: [4096, 8192]\n", "t.yaml");
+  CHECK(c.get<int>("discover.expected_gpus_per_node", 0) == 8);
+  CHECK(c.get<int>("discover.missing", 5) == 5);
+  CHECK(c.get<int>("nothing.here.at.all", 7) == 7);
+  CHECK(c.get<std::vector<int>>("smoke.sizes", {}) == std::vector<int>{4096, 8192});
+  CHECK_FALSE(c.get_optional<int>("discover.other").has_value());
+  CHECK(Config().get<int>("a.b", 3) == 3);
+}
+
+TEST_CASE("a value of the wrong type names file, line and key", "[config]") {
+  const Config c = Config::parse("# comment\ndiscover:\n  expected_gpus_per_node: eight\n", "configs/x.yaml");
+  CHECK_THROWS_AS(c.get<int>("discover.expected_gpus_per_node", 0), InputError);
+  CHECK_THROWS_WITH(c.get<int>("discover.expected_gpus_per_node", 0),
+                    Catch::Contains("configs/x.yaml:3") && Catch::Contains("discover.expected_gpus_per_node") &&
+                        Catch::Contains("eight"));
+}
+
+TEST_CASE("malformed YAML names file and line", "[config]") {
+  CHECK_THROWS_WITH(Config::parse("a: [1, 2\nb: 3\n", "bad.yaml"), Catch::StartsWith("bad.yaml:"));
+  CHECK_THROWS_WITH(Config::parse("- just\n- a list\n", "list.yaml"), Catch::Contains("list.yaml:1"));
+  CHECK_THROWS_WITH(Config::load("/nonexistent/gpuaccept.yaml"), Catch::Contains("/nonexistent/gpuaccept.yaml"));
+}

@@ -1,1 +1,107 @@
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "discover/inventory_table.h"
+#include "discover/node_checks.h"
+
+using namespace gpuaccept;
+using nlohmann::json;
+
+namespace {
+
+// An inventory as collect_rank_inventory() writes it, with only what the checks read.
+json inventory(int rank, const std::string& host, int gpus, const std::string& model = "NVIDIA H200",
+               const std::string& driver = "580.159.04", const std::string& nccl = "2.28.3", int gres = -1) {
+  json node_gpus = json::array();
+  for (int i = 0; i < gpus; ++i)
+    node_gpus.push_back({{"nvml_index", i}, {"name", model}, {"uuid", "GPU-" + host + "-" + std::to_string(i)},
+                         {"pci_bus_id", "00000000:0" + std::to_string(i) + ":00.0"}, {"memory_bytes", 150ULL << 30},
+                         {"compute_capability", "9.0"}, {"ecc_enabled", true}, {"mig_enabled", false},
+                         {"numa_node", 0}, {"nvlinks", json::array()}});
+  json visible = json::array();
+  if (gpus > 0) visible.push_back(node_gpus[rank % gpus]);
+  return {{"rank", rank},
+          {"local_rank", 0},
+          {"host", host},
+          {"cpu_affinity", "0-1"},
+          {"slurm", {{"gres_gpus_on_node", gres}, {"cuda_visible_devices", ""}, {"job_gpus", ""}}},
+          {"cpu", {{"model", "cpu"}, {"sockets", 1}, {"cores", 2}, {"numa_nodes", 1}, {"memory_bytes", 1ULL << 30}}},
+          {"gpus",
+           {{"reason", gpus ? "" : "NVML not loadable: libnvidia-ml.so.1"},
+            {"driver_version", gpus ? driver : ""},
+            {"cuda_driver_version", gpus ? "13.0" : ""},
+            {"cuda_runtime_version", "13.0"},
+            {"visible", visible},
+            {"node_gpus", node_gpus},
+            {"nvlink_matrix", json::array()},
+            {"pcie_matrix", json::array()}}},
+          {"infiniband", json::array()},
+          {"versions", {{"nccl", nccl}, {"pmix", "4.2.2"}, {"slurm", "22.05.8"}, {"slurm_api", "38.0.0"}}}};
+}
+
+const Record& find(const std::vector<Record>& rs, const std::string& attribute) {
+  for (const auto& r : rs)
+    if (r.params.count("attribute") && r.params.at("attribute") == attribute) return r;
+  FAIL("no record for " << attribute);
+  return rs.front();
+}
+
+}  // namespace
+
+TEST_CASE("expected GPUs per node from the config", "[discover]") {
+  const std::vector<json> invs = {inventory(0, "n1", 8), inventory(1, "n1", 8), inventory(2, "n2", 6)};
+  const auto rs = discover::check_gpus_per_node(invs, 8);
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].node == "n1");
+  CHECK(rs[0].status == Status::Pass);
+  CHECK(rs[0].value == 8);
+  CHECK(rs[1].node == "n2");
+  CHECK(rs[1].status == Status::Fail);
+  CHECK_THAT(rs[1].message, Catch::Contains("6 GPUs present, 8 expected"));
+}
+
+TEST_CASE("expected GPUs per node from the job's GRES", "[discover]") {
+  // Two ranks on n1 with GRES 2 see two distinct GPUs; n2's single rank sees one of 2.
+  const std::vector<json> invs = {inventory(0, "n1", 4, "NVIDIA H200", "580", "2.28.3", 2),
+                                  inventory(1, "n1", 4, "NVIDIA H200", "580", "2.28.3", 2),
+                                  inventory(2, "n2", 4, "NVIDIA H200", "580", "2.28.3", 2)};
+  const auto rs = discover::check_gpus_per_node(invs, std::nullopt);
+  CHECK(rs[0].status == Status::Pass);
+  CHECK(rs[1].status == Status::Fail);
+  CHECK_THAT(rs[1].message, Catch::Contains("Slurm allocated 2"));
+}
+
+TEST_CASE("no GPU and no expectation is a SKIP with the reason, never a PASS", "[discover]") {
+  const auto rs = discover::check_gpus_per_node({inventory(0, "n1", 0), inventory(1, "n2", 0)}, std::nullopt);
+  for (const auto& r : rs) {
+    CHECK(r.status == Status::Skip);
+    CHECK_THAT(r.message, Catch::Contains("NVML not loadable"));
+  }
+  // An explicit expectation turns a node without GPUs into a FAIL.
+  CHECK(discover::check_gpus_per_node({inventory(0, "n1", 0)}, 8)[0].status == Status::Fail);
+}
+
+TEST_CASE("nodes alike: the odd node is named", "[discover]") {
+  const std::vector<json> invs = {inventory(0, "n1", 8), inventory(1, "n2", 8),
+                                  inventory(2, "n3", 8, "NVIDIA H200", "570.1"), inventory(3, "n4", 8)};
+  const auto rs = discover::check_nodes_alike(invs);
+  CHECK(find(rs, "gpu_model").status == Status::Pass);
+  CHECK(find(rs, "nccl_version").status == Status::Pass);
+  const Record& driver = find(rs, "driver_version");
+  CHECK(driver.status == Status::Fail);
+  CHECK_THAT(driver.message, Catch::Contains("n3 has '570.1'") && Catch::Contains("3 nodes have '580.159.04'"));
+}
+
+TEST_CASE("nodes alike without GPUs or with one node: SKIP with the reason", "[discover]") {
+  const auto no_gpu = discover::check_nodes_alike({inventory(0, "n1", 0), inventory(1, "n2", 0)});
+  CHECK(find(no_gpu, "gpu_model").status == Status::Skip);
+  CHECK(find(no_gpu, "nccl_version").status == Status::Pass);  // libraries still compared
+  const auto one = discover::check_nodes_alike({inventory(0, "n1", 8), inventory(1, "n1", 8)});
+  for (const auto& r : one) CHECK(r.status == Status::Skip);
+}
+
+TEST_CASE("the job-log tables show every rank and node", "[discover]") {
+  const std::string t = discover::format_inventory_tables({inventory(0, "n1", 2), inventory(1, "n2", 0)});
+  CHECK_THAT(t, Catch::Contains("n1") && Catch::Contains("n2: no GPUs") && Catch::Contains("NVIDIA H200"));
+}

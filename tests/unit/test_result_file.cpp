@@ -1,1 +1,117 @@
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "results/result_file.h"
+
+using namespace gpuaccept;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("gpuaccept-unit-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+ResultFile sample() {
+  ResultFile f;
+  f.attributes = {{"phase", "discover"}, {"tool_version", "0.1.0"}, {"slurm_nodelist", "gpa-node[1-2]"}};
+  for (int r = 0; r < 4; ++r) {
+    Record rec;
+    rec.phase = "discover";
+    rec.rank = r;
+    rec.node = r < 2 ? "gpa-node1" : "gpa-node2";
+    rec.gpu_index = r % 2;
+    rec.test = "gemm";
+    rec.metric = "tflops";
+    rec.value = 700.0 + r;
+    rec.unit = "TFLOP/s";
+    rec.params = {{"dtype", "bf16"}, {"m", "8192"}};
+    rec.status = r == 3 ? Status::Fail : Status::Pass;
+    rec.message = "rank " + std::to_string(r);
+    f.records.push_back(rec);
+  }
+  Record check;
+  check.rank = kJobLevel;
+  check.test = "nodes_alike";
+  check.status = Status::Skip;
+  f.records.push_back(check);
+  f.documents["inventory"] = {R"({"rank":0})", R"({"rank":1})", "", R"({"rank":3})"};
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("a results file round-trips through HDF5", "[hdf5]") {
+  const fs::path dir = fresh_dir("roundtrip");
+  const ResultFile in = sample();
+  const fs::path written = write_result_file(dir / "discover.h5", in);
+  CHECK(written == dir / "discover.h5");
+
+  const ResultFile out = read_result_file(written);
+  CHECK(out.records == in.records);
+  CHECK(out.documents == in.documents);
+  for (const auto& [k, v] : in.attributes) CHECK(out.attributes.at(k) == v);
+  // No temporary file is left behind.
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 1);
+}
+
+TEST_CASE("a file with no records and no documents round-trips", "[hdf5]") {
+  const fs::path dir = fresh_dir("empty");
+  ResultFile in;
+  in.attributes = {{"phase", "smoke"}};
+  const ResultFile out = read_result_file(write_result_file(dir / "smoke.h5", in));
+  CHECK(out.records.empty());
+  CHECK(out.documents.empty());
+  CHECK(out.attributes.at("phase") == "smoke");
+}
+
+TEST_CASE("an existing results file is never overwritten", "[hdf5]") {
+  const fs::path dir = fresh_dir("noclobber");
+  ResultFile first = sample();
+  ResultFile second = sample();
+  second.records.resize(1);
+  CHECK(write_result_file(dir / "discover.h5", first) == dir / "discover.h5");
+  CHECK(write_result_file(dir / "discover.h5", second) == dir / "discover-2.h5");
+  CHECK(read_result_file(dir / "discover.h5").records.size() == first.records.size());
+  CHECK(read_result_file(dir / "discover-2.h5").records.size() == 1);
+}
+
+TEST_CASE("missing, truncated and foreign files give errors naming the file", "[hdf5]") {
+  const fs::path dir = fresh_dir("bad");
+  const fs::path good = write_result_file(dir / "smoke.h5", sample());
+
+  const fs::path missing = dir / "nccl-scaling.h5";
+  REQUIRE_THROWS_AS(read_result_file(missing), InputError);
+  CHECK_THROWS_WITH(read_result_file(missing), Catch::Contains(missing.string()) && Catch::Contains("does not exist"));
+
+  const fs::path truncated = dir / "truncated.h5";
+  {
+    std::ifstream in(good, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  }
+  CHECK_THROWS_WITH(read_result_file(truncated), Catch::Contains(truncated.string()));
+
+  const fs::path foreign = dir / "foreign.h5";
+  {
+    const hid_t f = H5Fcreate(foreign.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    H5Fclose(f);
+  }
+  CHECK_THROWS_WITH(read_result_file(foreign), Catch::Contains(foreign.string()) && Catch::Contains("not one gpuaccept wrote"));
+
+  const fs::path text = dir / "notes.h5";
+  std::ofstream(text) << "not hdf5\n";
+  CHECK_THROWS_WITH(read_result_file(text), Catch::Contains(text.string()) && Catch::Contains("not an HDF5 file"));
+}

@@ -1,0 +1,43 @@
+file(REMOVE_RECURSE
+  "CMakeFiles/gpuaccept_core.dir/common/error.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/common/error.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/common/log.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/common/log.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/common/progress.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/common/progress.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/config/config.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/config/config.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/hw/gpu_inventory.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/hw/gpu_inventory.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/hw/host_inventory.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/hw/host_inventory.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/hw/nvml.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/hw/nvml.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/phase/phase_runner.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/phase/phase_runner.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/results/hdf5_handle.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/results/hdf5_handle.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/results/record.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/results/record.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/results/result_file.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/results/result_file.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/results/result_writer.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/results/result_writer.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/results/run_dir.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/results/run_dir.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/slurm/slurm_env.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/slurm/slurm_env.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/world/pmix_world.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/world/pmix_world.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/world/single_world.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/world/single_world.cpp.o.d"
+  "CMakeFiles/gpuaccept_core.dir/world/world.cpp.o"
+  "CMakeFiles/gpuaccept_core.dir/world/world.cpp.o.d"
+  "libgpuaccept_core.a"
+  "libgpuaccept_core.pdb"
+)
+
+# Per-language clean rules from dependency scanning.
+foreach(lang CXX)
+  include(CMakeFiles/gpuaccept_core.dir/cmake_clean_${lang}.cmake OPTIONAL)
+endforeach()

@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for gpuaccept_cuda.
+# This may be replaced when dependencies are built.

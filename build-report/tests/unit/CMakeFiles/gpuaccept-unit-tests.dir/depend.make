@@ -1,0 +1,2 @@
+# Empty dependencies file for gpuaccept-unit-tests.
+# This may be replaced when dependencies are built.
