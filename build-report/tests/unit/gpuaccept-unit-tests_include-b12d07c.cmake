@@ -1,5 +1,0 @@
-if(EXISTS "/work/main/build-report/tests/unit/gpuaccept-unit-tests_tests-b12d07c.cmake")
-  include("/work/main/build-report/tests/unit/gpuaccept-unit-tests_tests-b12d07c.cmake")
-else()
-  add_test(gpuaccept-unit-tests_NOT_BUILT-b12d07c gpuaccept-unit-tests_NOT_BUILT-b12d07c)
-endif()
