@@ -1,0 +1,43 @@
+# Shared by every sbatch/*.sbatch script: where the binaries, config and results are,
+# and how one phase is launched (one rank per GPU, PMIx, Slurm's GPU binding).
+# Every setting can be overridden from the environment or `sbatch --export`.
+set -uo pipefail
+
+# sbatch runs a copy of the script from its spool, so locate the repo through the
+# environment (Makefile.slurm exports GPUACCEPT_HOME) or the submit directory.
+GPUACCEPT_HOME=${GPUACCEPT_HOME:-${SLURM_SUBMIT_DIR:-$PWD}}
+GPUACCEPT_BIN=${GPUACCEPT_BIN:-$GPUACCEPT_HOME/build/bin}
+GPUACCEPT_RESULTS=${GPUACCEPT_RESULTS:-$GPUACCEPT_HOME/results}
+GPUACCEPT_PROFILE=${GPUACCEPT_PROFILE:-quick}
+GPUACCEPT_CONFIG=${GPUACCEPT_CONFIG:-$GPUACCEPT_HOME/configs/$GPUACCEPT_PROFILE.yaml}
+# GPUs per node to drive, one rank each; 0 on a cluster without GPUs (the local test
+# cluster), where GPUACCEPT_TASKS_PER_NODE ranks run and GPU checks SKIP.
+GPUACCEPT_GPUS_PER_NODE=${GPUACCEPT_GPUS_PER_NODE:-${SLURM_GPUS_ON_NODE:-0}}
+GPUACCEPT_TASKS_PER_NODE=${GPUACCEPT_TASKS_PER_NODE:-$((GPUACCEPT_GPUS_PER_NODE > 0 ? GPUACCEPT_GPUS_PER_NODE : 1))}
+GPUACCEPT_CPUS_PER_TASK=${GPUACCEPT_CPUS_PER_TASK:-}
+export GPUACCEPT_HOME GPUACCEPT_RESULTS GPUACCEPT_CONFIG GPUACCEPT_PROFILE
+# NVLink SHARP (multicast) stays off unless an operator turns it on deliberately.
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+
+# run_phase PHASE [extra args...]: one srun step, one rank per GPU on every node.
+run_phase() {
+  local phase=$1
+  shift
+  local binary="$GPUACCEPT_BIN/gpuaccept-$phase"
+  local -a step=(srun --mpi=pmix --kill-on-bad-exit=0 --ntasks-per-node="$GPUACCEPT_TASKS_PER_NODE")
+  if [ "$GPUACCEPT_GPUS_PER_NODE" -gt 0 ]; then
+    step+=(--gpus-per-task=1)  # Slurm binds each task to its own GPU (CUDA_VISIBLE_DEVICES)
+  fi
+  if [ -n "$GPUACCEPT_CPUS_PER_TASK" ]; then
+    step+=(--cpus-per-task="$GPUACCEPT_CPUS_PER_TASK")
+  fi
+  echo "gpuaccept: phase $phase on ${SLURM_JOB_NUM_NODES:-1} nodes (${SLURM_JOB_NODELIST:-local}), $GPUACCEPT_TASKS_PER_NODE ranks per node, results in $GPUACCEPT_RESULTS, config $GPUACCEPT_CONFIG, started $(date -u +%FT%TZ)"
+  if [ ! -x "$binary" ]; then
+    echo "gpuaccept: $binary is missing: build first (cmake -S . -B build && cmake --build build)" >&2
+    return 2
+  fi
+  "${step[@]}" "$binary" --results "$GPUACCEPT_RESULTS" --config "$GPUACCEPT_CONFIG" "$@"
+  local rc=$?
+  echo "gpuaccept: phase $phase ended with exit code $rc at $(date -u +%FT%TZ)"
+  return $rc
+}
