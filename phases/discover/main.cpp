@@ -15,6 +15,7 @@ namespace {
 void run(PhaseContext& ctx) {
   const nlohmann::json mine = discover::collect_rank_inventory(ctx.world);
   ctx.results.set_document("inventory", mine.dump());
+  for (auto& r : discover::rank_records(mine)) ctx.results.add(std::move(r));
   ctx.results.checkpoint();
 
   std::vector<nlohmann::json> all;

@@ -134,4 +134,30 @@ std::vector<Record> check_nodes_alike(const std::vector<json>& inventories) {
   return out;
 }
 
+std::vector<Record> rank_records(const json& inventory) {
+  std::vector<Record> out;
+  const json& gpus = inventory.at("gpus");
+  Record count;
+  count.test = "visible_gpus";
+  count.metric = "gpus";
+  count.unit = "count";
+  count.value = static_cast<double>(gpus.at("visible").size());
+  count.params = {{"cuda_visible_devices", inventory.at("slurm").value("cuda_visible_devices", "")}};
+  count.message = gpus.value("reason", "");
+  out.push_back(count);
+  for (const auto& g : gpus.at("visible")) {
+    Record r;
+    r.test = "gpu";
+    r.gpu_index = g.value("cuda_index", -1);
+    r.gpu_uuid = g.value("uuid", "");
+    r.metric = "memory";
+    r.unit = "GiB";
+    r.value = g.value("memory_bytes", 0ULL) / 1073741824.0;
+    r.params = {{"name", g.value("name", "")}, {"pci_bus_id", g.value("pci_bus_id", "")},
+                {"compute_capability", g.value("compute_capability", "")}};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace gpuaccept::discover

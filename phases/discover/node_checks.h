@@ -19,4 +19,8 @@ std::vector<Record> check_gpus_per_node(const std::vector<nlohmann::json>& inven
 
 std::vector<Record> check_nodes_alike(const std::vector<nlohmann::json>& inventories);
 
+// What one rank found, as measurements: its visible GPU count, and per GPU its memory
+// (tagged with index and UUID, so the report can place every GPU on the grid).
+std::vector<Record> rank_records(const nlohmann::json& inventory);
+
 }  // namespace gpuaccept::discover

@@ -19,8 +19,9 @@
 #                            GresTypes is derived from it.
 #   GPUACCEPT_CLUSTER_GRES_CONF_LINES
 #                            gres.conf contents, verbatim, newline separated, e.g.
-#                            "Name=gpu File=/dev/nvidia[0-3]" [none: then Slurm takes
-#                            the counts from Gres= alone and binds no device files].
+#                            "Name=gpu File=/dev/nvidia[0-3]"; needs GPUACCEPT_CLUSTER_GRES
+#                            too. [none: gres.conf is derived from GPUACCEPT_CLUSTER_GRES,
+#                            with fake GPU devices (/dev/null clones), see up]
 #   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
 #                            dpkg -x [empty: the system install].
 
@@ -103,13 +104,22 @@ sl() {
 }
 
 # --- processes ---------------------------------------------------------------
+# alive PID: the process exists and is not a zombie (an init that does not
+# reap, as in some containers, leaves dead daemons around as zombies).
+alive() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }            # the state follows "(comm) "
+  [[ -n $stat && ${stat%% *} != [ZX] ]]
+}
+
 # pid_alive PIDFILE COMM: the pid in PIDFILE runs and its command name starts
 # with COMM (guards against a stale pid file naming a recycled pid).
 pid_alive() {
   local pid comm
   [[ -s $1 ]] || return 1
   pid=$(<"$1")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
   comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
   [[ $comm == "$2"* ]]
 }
@@ -122,7 +132,7 @@ kill_pids() {
   for ((i = 0; i < 100; i++)); do
     left=()
     for pid in "$@"; do
-      if kill -0 "$pid" 2>/dev/null; then left+=("$pid"); fi
+      if alive "$pid"; then left+=("$pid"); fi
     done
     (( ${#left[@]} )) || return 0
     sleep 0.1

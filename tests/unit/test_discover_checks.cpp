@@ -105,3 +105,17 @@ TEST_CASE("the job-log tables show every rank and node", "[discover]") {
   const std::string t = discover::format_inventory_tables({inventory(0, "n1", 2), inventory(1, "n2", 0)});
   CHECK_THAT(t, Catch::Contains("n1") && Catch::Contains("n2: no GPUs") && Catch::Contains("NVIDIA H200"));
 }
+
+TEST_CASE("rank records: visible GPU count and one record per GPU", "[discover]") {
+  const auto rs = discover::rank_records(inventory(1, "n1", 4));
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].test == "visible_gpus");
+  CHECK(rs[0].value == 1);
+  CHECK(rs[1].test == "gpu");
+  CHECK(rs[1].gpu_uuid == "GPU-n1-1");
+  CHECK(rs[1].value == Approx(150.0));
+  const auto none = discover::rank_records(inventory(0, "n1", 0));
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].value == 0);
+  CHECK_THAT(none[0].message, Catch::Contains("NVML"));
+}

@@ -1,0 +1,89 @@
+// results-check: asserts facts about a results file for the cluster tests, so the
+// shell tests read as a list of expectations:
+//   results-check FILE --phase discover --ranks 4 --hosts 2 --document inventory
+//   results-check FILE --record-status shared_fs=FAIL --message-contains shared_fs=gpa-node2
+// Exit 0 when every expectation holds; 1 and one line per failed expectation otherwise.
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "results/result_file.h"
+
+using namespace gpuaccept;
+
+int main(int argc, char** argv) {
+  std::string path, phase;
+  int ranks = -1, hosts = -1;
+  std::vector<std::string> documents, statuses, contains;
+  std::string complete;
+  CLI::App app{"Checks a gpuaccept results file (for tests)"};
+  app.add_option("file", path)->required();
+  app.add_option("--phase", phase, "the phase attribute");
+  app.add_option("--ranks", ranks, "distinct ranks among the records and world_size");
+  app.add_option("--hosts", hosts, "distinct hosts among the rank records");
+  app.add_option("--document", documents, "a /documents/<name> with one non-empty entry per rank");
+  app.add_option("--record-status", statuses, "TEST=STATUS: some record of TEST has STATUS");
+  app.add_option("--message-contains", contains, "TEST=TEXT: some record of TEST mentions TEXT");
+  app.add_option("--complete", complete, "the complete attribute (yes, partial)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<std::string> failures;
+  ResultFile f;
+  try {
+    f = read_result_file(path);
+  } catch (const std::exception& e) {
+    fmt::print("FAIL {}\n", e.what());
+    return 1;
+  }
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok) failures.push_back(what);
+  };
+  std::set<int> seen_ranks;
+  std::set<std::string> seen_hosts;
+  for (const auto& r : f.records)
+    if (r.rank >= 0) {
+      seen_ranks.insert(r.rank);
+      seen_hosts.insert(r.node);
+    }
+  if (!phase.empty()) expect(f.attributes["phase"] == phase, fmt::format("phase is '{}', not '{}'", f.attributes["phase"], phase));
+  if (!complete.empty())
+    expect(f.attributes["complete"] == complete, fmt::format("complete is '{}', not '{}'", f.attributes["complete"], complete));
+  if (ranks >= 0) {
+    expect(f.attributes["world_size"] == std::to_string(ranks), fmt::format("world_size is {}, not {}", f.attributes["world_size"], ranks));
+    expect(static_cast<int>(seen_ranks.size()) == ranks, fmt::format("records from {} ranks, not {}", seen_ranks.size(), ranks));
+  }
+  if (hosts >= 0)
+    expect(static_cast<int>(seen_hosts.size()) == hosts,
+           fmt::format("records from {} hosts ({}), not {}", seen_hosts.size(), fmt::join(seen_hosts, ","), hosts));
+  for (const auto& name : documents) {
+    auto it = f.documents.find(name);
+    if (it == f.documents.end()) {
+      failures.push_back("no document " + name);
+      continue;
+    }
+    int filled = 0;
+    for (const auto& d : it->second) filled += !d.empty() && nlohmann::json::accept(d);
+    expect(ranks < 0 || filled == ranks, fmt::format("document {}: {} valid entries, not {}", name, filled, ranks));
+  }
+  auto split = [](const std::string& s) {
+    const auto eq = s.find('=');
+    return std::make_pair(s.substr(0, eq), eq == std::string::npos ? "" : s.substr(eq + 1));
+  };
+  for (const auto& s : statuses) {
+    const auto [test, status] = split(s);
+    bool found = false;
+    for (const auto& r : f.records) found |= r.test == test && to_string(r.status) == status;
+    expect(found, fmt::format("no record of {} with status {}", test, status));
+  }
+  for (const auto& c : contains) {
+    const auto [test, text] = split(c);
+    bool found = false;
+    for (const auto& r : f.records) found |= r.test == test && r.message.find(text) != std::string::npos;
+    expect(found, fmt::format("no record of {} mentions '{}'", test, text));
+  }
+  for (const auto& msg : failures) fmt::print("FAIL {}: {}\n", path, msg);
+  if (failures.empty()) fmt::print("ok {}: {} records\n", path, f.records.size());
+  return failures.empty() ? 0 : 1;
+}
