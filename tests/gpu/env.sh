@@ -1,0 +1,25 @@
+# Sourced THERE (the GPU machine) by tests/gpu/run: unpacks the carried Debian
+# packages into a prefix of our own (never into /) and points the loader at it.
+GPA_PREFIX=${GPA_PREFIX:-/opt/gpuaccept-prefix}
+if [ ! -d "$GPA_PREFIX/usr" ]; then
+  mkdir -p "$GPA_PREFIX"
+  for d in .gpu-carry/debs/*.deb; do dpkg -x "$d" "$GPA_PREFIX"; done
+fi
+# Only libraries this machine lacks go on the loader path: the system's own (newer)
+# libssl, zlib, ... stay in use for everything else, PyTorch included.
+extra=$GPA_PREFIX/lib-extra
+if [ ! -d "$extra" ]; then
+  mkdir -p "$extra"
+  known=$(ldconfig -p | awk '{print $1}' | sort -u)
+  find "$GPA_PREFIX/usr/lib/x86_64-linux-gnu" -maxdepth 3 -name 'lib*.so*' \( -type f -o -type l \) | while read -r f; do
+    name=$(basename "$f")
+    grep -qxF "$name" <<<"$known" || ln -sf "$f" "$extra/$name"
+  done
+fi
+lib=$GPA_PREFIX/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$extra:$lib/slurm-wlm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$PATH
+export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
+export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
+# NVLink multicast off everywhere on the lent machines (it can take the host's GPUs down).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
