@@ -25,6 +25,7 @@ class Config {
   const std::string& source_name() const { return name_; }
   const std::string& text() const { return text_; }
   bool empty() const { return !root_ || root_.IsNull(); }
+  const YAML::Node& root() const { return root_; }  // for readers that walk the whole file
 
   // The node at a dotted key, or an undefined node when any part is missing.
   YAML::Node find(std::string_view dotted_key) const;

@@ -1,0 +1,41 @@
+// The plots section: which charts exist depends on which phases ran.
+#include <fmt/format.h>
+
+#include "html/html_sections.h"
+#include "html/report_figures.h"
+
+namespace gpuaccept::report {
+
+namespace {
+
+template <typename Chart>
+std::string figure_group(const char* heading, const char* note, const std::vector<Chart>& charts) {
+  if (charts.empty()) return {};
+  std::string svgs;
+  for (const auto& c : charts) svgs += "<figure>" + render_svg(c) + "</figure>\n";
+  return fmt::format(R"(<h3>{}</h3><p class="muted">{}</p><div class="charts">
+{}</div>
+)",
+                     heading, note, svgs);
+}
+
+}  // namespace
+
+std::string plots_section(const Report& r) {
+  std::string body;
+  body += figure_group("NCCL bus bandwidth", "busbw against message size (log scale); one line per scale and rank count.",
+                       nccl_busbw_charts(r));
+  body += figure_group("GEMM throughput", "TFLOP/s per GPU, coloured by the worst check or rule on that GPU.",
+                       per_gpu_charts(r, "smoke", "gemm", "tflops"));
+  body += figure_group("Memory bandwidth", "GB/s per GPU.", per_gpu_charts(r, "smoke", "memory_bandwidth", "bandwidth"));
+  body += figure_group("Host–device bandwidth", "GB/s per GPU over PCIe.",
+                       per_gpu_charts(r, "smoke", "host_device_bandwidth", "bandwidth"));
+  body += figure_group("Training", "DDP tokens/s per GPU and scaling efficiency against GPU count.", training_charts(r));
+  if (body.empty()) body = R"(<p class="muted">No measurements to plot in this run.</p>)";
+  return fmt::format(R"(<section id="plots"><h2>Plots</h2>
+{}</section>
+)",
+                     body);
+}
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,154 @@
+#include "html/report_figures.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "thresholds/record_label.h"
+
+namespace gpuaccept::report {
+
+namespace {
+
+std::optional<double> numeric_param(const Record& r, const char* key) {
+  const auto it = r.params.find(key);
+  if (it == r.params.end()) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || end != it->second.data() + it->second.size()) return std::nullopt;
+  return v;
+}
+
+std::string param_or(const Record& r, const char* key, const char* fallback) {
+  const auto it = r.params.find(key);
+  return it == r.params.end() ? fallback : it->second;
+}
+
+// Points of one line: the lowest value at each x, and how many records shared an x.
+struct SeriesBuilder {
+  std::map<double, double> lowest;
+  int most_at_one_x = 0;
+  std::map<double, int> count;
+
+  void add(double x, double y) {
+    const auto [it, inserted] = lowest.emplace(x, y);
+    if (!inserted) it->second = std::min(it->second, y);
+    most_at_one_x = std::max(most_at_one_x, ++count[x]);
+  }
+  ChartSeries build(std::string name) const {
+    ChartSeries s;
+    s.name = std::move(name);
+    s.points.assign(lowest.begin(), lowest.end());
+    return s;
+  }
+};
+
+LineChart line_chart_of(std::string title, std::string x_label, std::string y_label, bool bytes_x,
+                        const std::map<std::string, SeriesBuilder>& series) {
+  LineChart c;
+  c.title = std::move(title);
+  c.x_label = std::move(x_label);
+  c.y_label = std::move(y_label);
+  c.log2_x = true;
+  c.x_format = bytes_x ? AxisFormat::Bytes : AxisFormat::Number;
+  int most = 1;
+  for (const auto& [name, b] : series) {
+    c.series.push_back(b.build(name));
+    most = std::max(most, b.most_at_one_x);
+  }
+  if (most > 1) c.note = fmt::format("up to {} records per point (one per node): the lowest is drawn", most);
+  return c;
+}
+
+int node_order(const Report& rep, const std::string& node) {
+  const auto& nodes = rep.grid.nodes;
+  return static_cast<int>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<LineChart> nccl_busbw_charts(const Report& rep) {
+  std::map<std::string, std::map<std::string, SeriesBuilder>> by_test;  // test -> series -> points
+  for (const auto& r : rep.checks) {
+    if (r.phase != "nccl-scaling" || r.metric != "busbw" || !r.has_value()) continue;
+    const auto bytes = numeric_param(r, "bytes");
+    if (!bytes || *bytes <= 0) continue;  // pair_busbw and the like have no size sweep
+    const auto ranks = r.params.find("ranks");
+    const std::string series = param_or(r, "scale", "?") +
+                               (ranks == r.params.end() ? std::string() : fmt::format(" · {} ranks", ranks->second));
+    by_test[r.test][series].add(*bytes, r.value);
+  }
+  std::vector<LineChart> out;
+  for (const auto& [test, series] : by_test)
+    out.push_back(line_chart_of(fmt::format("{} busbw", test), "message size (bytes)", "busbw (GB/s)", true, series));
+  return out;
+}
+
+std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase, const std::string& test,
+                                     const std::string& metric) {
+  std::map<Params, std::vector<const Record*>> groups;
+  for (const auto& r : rep.checks)
+    if (r.phase == phase && r.test == test && r.metric == metric && r.has_value() && r.gpu_index >= 0)
+      groups[r.params].push_back(&r);
+
+  std::vector<BarChart> out;
+  for (auto& [params, records] : groups) {
+    std::sort(records.begin(), records.end(), [&](const Record* a, const Record* b) {
+      const int na = node_order(rep, a->node), nb = node_order(rep, b->node);
+      return na != nb ? na < nb : a->gpu_index < b->gpu_index;
+    });
+    BarChart c;
+    c.title = fmt::format("{} per GPU", measurement_label(*records.front()));
+    c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
+    std::vector<double> values;
+    std::set<std::pair<double, std::string>> bounds;
+    for (const Record* r : records) {
+      Bar b;
+      b.label = fmt::format("{}:{}", r->node, r->gpu_index);
+      b.value = r->value;
+      b.level = worst(level_of(r->status), rep.rule_level(*r));
+      b.tooltip = fmt::format("{}: {} {} ({})", place_label(*r), format_value(r->value), r->unit, to_string(b.level));
+      c.bars.push_back(std::move(b));
+      values.push_back(r->value);
+    }
+    for (const auto& v : rep.verdicts)
+      if (v.record && (v.check == RuleCheck::Min || v.check == RuleCheck::Max) && v.record->phase == phase &&
+          v.record->test == test && v.record->metric == metric && v.record->params == params)
+        bounds.insert({v.bound, fmt::format("{} {}", to_string(v.check), format_bound(v.bound))});
+    for (const auto& [value, label] : bounds) c.references.push_back({value, label});
+    if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<LineChart> training_charts(const Report& rep) {
+  std::map<std::string, std::map<std::string, SeriesBuilder>> by_metric;
+  for (const auto& r : rep.checks) {
+    if (r.phase != "ddp" || r.test != "ddp_throughput" || !r.has_value()) continue;
+    if (r.metric != "tokens_per_s_per_gpu" && r.metric != "scaling_efficiency") continue;
+    const auto gpus = numeric_param(r, "gpus");
+    if (!gpus || *gpus <= 0) continue;
+    by_metric[r.metric][param_or(r, "scale", "all")].add(*gpus, r.value);
+  }
+  std::vector<LineChart> out;
+  if (by_metric.count("tokens_per_s_per_gpu"))
+    out.push_back(line_chart_of("DDP training throughput per GPU", "GPUs", "tokens/s per GPU", false,
+                                by_metric["tokens_per_s_per_gpu"]));
+  if (by_metric.count("scaling_efficiency"))
+    out.push_back(line_chart_of("DDP scaling efficiency", "GPUs", "scaling efficiency (%)", false,
+                                by_metric["scaling_efficiency"]));
+  return out;
+}
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,25 @@
+// Which records go into which plot: NCCL busbw against message size per collective,
+// per-GPU bars for GEMM and memory bandwidth, and training throughput and scaling
+// efficiency against GPU count. Plain chart data; rendering is charts.h.
+#pragma once
+
+#include <vector>
+
+#include "html/charts.h"
+#include "model/report.h"
+
+namespace gpuaccept::report {
+
+// One chart per collective; one line per (scale, ranks). Where several records share
+// a point (one per node), the lowest is drawn: acceptance is about the worst.
+std::vector<LineChart> nccl_busbw_charts(const Report& report);
+
+// One chart per distinct params of (phase, test, metric), one bar per GPU, with the
+// bounds of the rules that judged them and the fleet median as reference lines.
+std::vector<BarChart> per_gpu_charts(const Report& report, const std::string& phase, const std::string& test,
+                                     const std::string& metric);
+
+// ddp_throughput: tokens/s per GPU, and scaling efficiency, against GPU count.
+std::vector<LineChart> training_charts(const Report& report);
+
+}  // namespace gpuaccept::report

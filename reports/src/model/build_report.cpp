@@ -1,0 +1,113 @@
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "model/report.h"
+#include "phase/phase_runner.h"
+#include "thresholds/evaluate.h"
+
+namespace gpuaccept::report {
+
+const std::vector<std::string>& pipeline_phases() {
+  static const std::vector<std::string> kPhases = {"discover", "smoke", "nccl-scaling", "ddp", "fsdp-lora"};
+  return kPhases;
+}
+
+std::string record_identity(const Record& r) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.phase, r.test, r.metric, encode_params(r.params),
+                     r.node, r.gpu_index, r.rank);
+}
+
+Level Report::rule_level(const Record& r) const {
+  const auto it = rule_levels.find(record_identity(r));
+  return it == rule_levels.end() ? Level::Pass : it->second;
+}
+
+int exit_code(const Report& r) { return fails_run(r.verdict) ? 1 : 0; }
+
+namespace {
+
+std::string utc_now() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+int phase_rank(const std::string& phase) {
+  const auto& known = pipeline_phases();
+  const auto it = std::find(known.begin(), known.end(), phase);
+  return it == known.end() ? static_cast<int>(known.size()) : static_cast<int>(it - known.begin());
+}
+
+PhaseSummary& summary_for(std::vector<PhaseSummary>& phases, const std::string& phase) {
+  auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.phase == phase; });
+  if (it != phases.end()) return *it;
+  phases.push_back({});
+  phases.back().phase = phase;
+  return phases.back();
+}
+
+std::vector<PhaseSummary> summarize_phases(const LoadedRun& run, const std::vector<RuleVerdict>& verdicts) {
+  std::vector<PhaseSummary> phases;
+  for (const auto& s : run.sources) summary_for(phases, s.phase).sources.push_back(s);
+  for (const auto& r : run.records) summary_for(phases, r.phase).checks.add(level_of(r.status));
+  for (const auto& v : verdicts) {
+    // A rule that found no data says nothing about a phase that did not run.
+    if (v.outcome == RuleOutcome::NoData &&
+        std::none_of(phases.begin(), phases.end(), [&](const auto& p) { return p.phase == v.rule.phase; }))
+      continue;
+    summary_for(phases, v.rule.phase).rules.add(level_of(v.outcome));
+  }
+  for (auto& p : phases) {
+    LevelTally all = p.checks;
+    all.add(p.rules);
+    p.status = all.summary();
+  }
+  std::stable_sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
+    const int ra = phase_rank(a.phase), rb = phase_rank(b.phase);
+    return ra != rb ? ra < rb : a.phase < b.phase;
+  });
+  return phases;
+}
+
+}  // namespace
+
+Report build_report(const LoadedRun& run, InventoryTable inventory, const ThresholdSet& thresholds,
+                    ThresholdChoice choice, const LoadedRun* baseline) {
+  Report rep;
+  rep.run_dir = run.dir.string();
+  rep.generated_at = utc_now();
+  rep.tool_version = tool_version();
+  rep.thresholds = std::move(choice);
+  rep.thresholds_description = thresholds.description;
+  rep.checks = run.records;
+  rep.verdicts = evaluate(thresholds, run.records);
+
+  for (const auto& r : rep.checks) rep.check_counts.add(level_of(r.status));
+  for (const auto& v : rep.verdicts) {
+    rep.rule_counts.add(level_of(v.outcome));
+    if (!v.record) continue;
+    const std::string id = record_identity(*v.record);
+    Level& l = rep.rule_levels[id];
+    l = worst(l, level_of(v.outcome));
+    if (v.flagged()) rep.rule_notes[id].push_back(fmt::format("{} {}: {}", to_string(v.outcome), v.rule.name, v.message));
+  }
+  LevelTally all = rep.check_counts;
+  all.add(rep.rule_counts);
+  rep.verdict = all.summary();
+  rep.phases = summarize_phases(run, rep.verdicts);
+
+  std::vector<std::string> hosts;
+  for (const auto& n : inventory.nodes) hosts.push_back(n.host);
+  rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
+  rep.inventory = std::move(inventory);
+
+  if (baseline) {
+    rep.baseline = BaselineComparison{};
+    rep.baseline->dir = baseline->dir.string();
+    rep.baseline->regressions = find_regressions(baseline->records, run.records, rep.baseline->threshold_pct);
+  }
+  return rep;
+}
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,72 @@
+// Everything the report says, as plain data: built once by build_report() from the
+// loaded run, the thresholds and the optional baseline, then printed as HTML, JSON and
+// JUnit XML by separate writers that decide nothing.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/level.h"
+#include "model/node_grid.h"
+#include "results/record.h"
+#include "run/baseline_compare.h"
+#include "run/loaded_run.h"
+#include "run/node_inventory.h"
+#include "thresholds/rule_verdict.h"
+#include "thresholds/threshold_selection.h"
+#include "thresholds/threshold_set.h"
+
+namespace gpuaccept::report {
+
+struct PhaseSummary {
+  std::string phase;
+  std::vector<PhaseSource> sources;  // its files (or parts, or the missing file)
+  LevelTally checks;                 // its records by status
+  LevelTally rules;                  // verdicts of rules about it by outcome (NO_DATA as SKIP)
+  Level status = Level::Skip;        // summary of both
+};
+
+struct BaselineComparison {
+  std::string dir;
+  double threshold_pct = 5.0;
+  std::vector<Regression> regressions;
+};
+
+struct Report {
+  std::string run_dir;
+  std::string generated_at;  // ISO 8601 UTC
+  std::string tool_version;
+  ThresholdChoice thresholds;
+  std::string thresholds_description;
+
+  Level verdict = Level::Skip;  // summary of every check and rule verdict
+  LevelTally check_counts;      // every record, by status
+  LevelTally rule_counts;       // every rule verdict, by outcome
+
+  std::vector<PhaseSummary> phases;  // known phases in pipeline order, then others
+  std::vector<Record> checks;        // every record of the run (plus ERRORs about files)
+  std::vector<RuleVerdict> verdicts;
+  NodeGrid grid;
+  InventoryTable inventory;
+  std::optional<BaselineComparison> baseline;
+  std::map<std::string, Level> rule_levels;  // worst rule outcome per record, by record_identity()
+  std::map<std::string, std::vector<std::string>> rule_notes;  // messages of flagged verdicts per record
+
+  // The worst rule outcome about this very record (PASS when no rule judged it).
+  Level rule_level(const Record& r) const;
+};
+
+// Identifies a record among a run's records for cross-references (rules to records).
+std::string record_identity(const Record& r);
+
+int exit_code(const Report& r);  // 0: nothing FAILs or ERRORs, 1: something does
+
+// The order phases run in a pipeline; the report lists them so, others after.
+const std::vector<std::string>& pipeline_phases();
+
+Report build_report(const LoadedRun& run, InventoryTable inventory, const ThresholdSet& thresholds,
+                    ThresholdChoice choice, const LoadedRun* baseline);
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,111 @@
+#include "output/summary_json.h"
+
+#include "thresholds/record_label.h"
+
+namespace gpuaccept::report {
+using nlohmann::json;
+
+namespace {
+
+json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+json tally_json(const LevelTally& t) {
+  json out = json::object();
+  for (Level l : {Level::Pass, Level::Skip, Level::Warn, Level::Fail, Level::Error})
+    if (t.count(l) > 0) out[std::string(to_string(l))] = t.count(l);
+  return out;
+}
+
+json record_json(const Record& r) {
+  return {{"phase", r.phase},   {"test", r.test},       {"metric", r.metric},
+          {"node", r.node},     {"gpu_index", r.gpu_index}, {"gpu_uuid", r.gpu_uuid},
+          {"rank", r.rank},     {"value", number_or_null(r.value)}, {"unit", r.unit},
+          {"params", r.params}, {"status", to_string(r.status)},    {"message", r.message}};
+}
+
+json verdict_json(const RuleVerdict& v) {
+  json j = {{"rule", v.rule.name},
+            {"rule_origin", v.rule.origin},
+            {"severity", to_string(v.rule.severity)},
+            {"check", to_string(v.check)},
+            {"outcome", to_string(v.outcome)},
+            {"phase", v.rule.phase},
+            {"test", v.rule.test},
+            {"measured", number_or_null(v.measured)},
+            {"bound", number_or_null(v.bound)},
+            {"fleet_median", number_or_null(v.fleet_median)},
+            {"peers", v.peers},
+            {"basis", v.rule.basis},
+            {"message", v.message}};
+  if (v.record) {
+    j["metric"] = v.record->metric;
+    j["unit"] = v.record->unit;
+    j["node"] = v.record->node;
+    j["gpu_index"] = v.record->gpu_index;
+    j["rank"] = v.record->rank;
+    j["params"] = v.record->params;
+  }
+  return j;
+}
+
+json phase_json(const PhaseSummary& p) {
+  json files = json::array();
+  for (const auto& s : p.sources)
+    files.push_back({{"path", s.path.string()}, {"state", to_string(s.state)}, {"problem", s.problem},
+                     {"records", s.records}});
+  return {{"phase", p.phase}, {"status", to_string(p.status)}, {"files", files},
+          {"checks", tally_json(p.checks)}, {"rules", tally_json(p.rules)}};
+}
+
+}  // namespace
+
+json summary_json(const Report& r) {
+  json j;
+  j["gpuaccept_report"] = kSummaryFormatVersion;
+  j["run_dir"] = r.run_dir;
+  j["generated_at"] = r.generated_at;
+  j["tool_version"] = r.tool_version;
+  j["verdict"] = fails_run(r.verdict) ? "FAIL" : "PASS";
+  j["worst_level"] = to_string(r.verdict);
+  j["counts"] = {{"checks", tally_json(r.check_counts)}, {"rules", tally_json(r.rule_counts)}};
+  j["thresholds"] = {{"file", r.thresholds.file.string()}, {"model", r.thresholds.model},
+                     {"reason", r.thresholds.reason}, {"description", r.thresholds_description}};
+  j["phases"] = json::array();
+  for (const auto& p : r.phases) j["phases"].push_back(phase_json(p));
+  j["checks"] = json::array();
+  for (const auto& c : r.checks) j["checks"].push_back(record_json(c));
+  j["rule_verdicts"] = json::array();
+  for (const auto& v : r.verdicts) j["rule_verdicts"].push_back(verdict_json(v));
+  // The "what failed" list: flagged rule verdicts (WARN included), then failed checks.
+  j["failures"] = json::array();
+  for (const auto& v : r.verdicts)
+    if (v.flagged()) {
+      json f = verdict_json(v);
+      f["kind"] = "rule";
+      j["failures"].push_back(std::move(f));
+    }
+  for (const auto& c : r.checks)
+    if (is_failure(c.status)) {
+      json f = record_json(c);
+      f["kind"] = "check";
+      j["failures"].push_back(std::move(f));
+    }
+  if (r.baseline) {
+    json regressions = json::array();
+    for (const auto& g : r.baseline->regressions) {
+      json e = record_json(g.now);
+      e["baseline"] = g.baseline;
+      e["worse_pct"] = g.worse_pct;
+      regressions.push_back(std::move(e));
+    }
+    j["baseline"] = {{"dir", r.baseline->dir}, {"threshold_pct", r.baseline->threshold_pct},
+                     {"regressions", regressions}};
+  }
+  return j;
+}
+
+std::string summary_json_text(const Report& r) {
+  return summary_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,31 @@
+// The report as a program: options in, three files and an exit code out.
+//   0: nothing FAILs or ERRORs; 1: something does; 2: unusable input (no run
+//   directory, a malformed thresholds file: the message names file, line and key).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpuaccept::report {
+
+struct ReportOptions {
+  std::filesystem::path run_dir;
+  std::filesystem::path thresholds_file;  // --thresholds: overrides the choice by GPU model
+  std::filesystem::path thresholds_dir;   // --thresholds-dir, else default_thresholds_dir()
+  std::filesystem::path out_dir;          // --out, else run_dir
+  std::filesystem::path baseline_dir;     // --baseline: "what got worse" against this run
+  std::vector<std::string> expect_phases;  // --expect-phases: a missing one is an ERROR
+};
+
+inline constexpr int kExitUnusableInput = 2;
+
+// $GPUACCEPT_THRESHOLDS_DIR, else configs/thresholds found relative to this binary:
+// build/bin -> the source tree, or an installed <prefix>/share/gpuaccept/thresholds.
+std::filesystem::path default_thresholds_dir();
+
+// Writes report.html, summary.json and junit.xml; returns the exit code.
+// Throws InputError for unusable input.
+int run_report(const ReportOptions& options);
+
+}  // namespace gpuaccept::report

@@ -1,0 +1,127 @@
+#include "thresholds/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "thresholds/record_label.h"
+
+namespace gpuaccept {
+
+std::string_view to_string(RuleOutcome o) {
+  switch (o) {
+    case RuleOutcome::Pass: return "PASS";
+    case RuleOutcome::NoData: return "NO_DATA";
+    case RuleOutcome::Warn: return "WARN";
+    case RuleOutcome::Fail: return "FAIL";
+  }
+  return "FAIL";
+}
+
+std::string_view to_string(RuleCheck c) {
+  switch (c) {
+    case RuleCheck::Min: return "min";
+    case RuleCheck::Max: return "max";
+    case RuleCheck::FleetBelow: return "fleet_below_median";
+    case RuleCheck::FleetAbove: return "fleet_above_median";
+    case RuleCheck::NoData: return "no_data";
+  }
+  return "no_data";
+}
+
+namespace {
+
+using PeerKey = std::tuple<std::string, std::string, std::string, Params>;
+
+PeerKey peer_key(const Record& r) { return {r.phase, r.test, r.metric, r.params}; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+RuleOutcome outcome_of(bool violated, const Rule& rule) {
+  if (!violated) return RuleOutcome::Pass;
+  return rule.severity == Severity::Fail ? RuleOutcome::Fail : RuleOutcome::Warn;
+}
+
+std::string subject(const Record& r) {
+  return fmt::format("{}: {} = {} {}", place_label(r), measurement_label(r), format_value(r.value), r.unit);
+}
+
+RuleVerdict verdict_for(const Rule& rule, const Record& r, RuleCheck check) {
+  RuleVerdict v;
+  v.rule = rule;
+  v.check = check;
+  v.record = r;
+  v.measured = r.value;
+  return v;
+}
+
+RuleVerdict absolute_verdict(const Rule& rule, const Record& r, RuleCheck check) {
+  RuleVerdict v = verdict_for(rule, r, check);
+  const bool is_min = check == RuleCheck::Min;
+  v.bound = is_min ? *rule.min : *rule.max;
+  const bool violated = is_min ? r.value < v.bound : r.value > v.bound;
+  v.outcome = outcome_of(violated, rule);
+  const char* op = is_min ? (violated ? "<" : ">=") : (violated ? ">" : "<=");
+  v.message = fmt::format("{} {} {} ({})", subject(r), op, format_bound(v.bound), rule.basis);
+  return v;
+}
+
+RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, const std::vector<double>& peers) {
+  RuleVerdict v = verdict_for(rule, r, check);
+  v.fleet_median = median(peers);
+  v.peers = static_cast<int>(peers.size());
+  const bool below = check == RuleCheck::FleetBelow;
+  const double pct = below ? *rule.fleet_below_median_pct : *rule.fleet_above_median_pct;
+  v.bound = v.fleet_median * (below ? 1 - pct / 100 : 1 + pct / 100);
+  const bool violated = below ? r.value < v.bound : r.value > v.bound;
+  v.outcome = outcome_of(violated, rule);
+  const double off = v.fleet_median == 0 ? 0 : (r.value - v.fleet_median) / v.fleet_median * 100;
+  v.message = fmt::format("{} is {:.1f}% {} the median {} of {} peers (limit {}% {})", subject(r), std::fabs(off),
+                          off < 0 ? "below" : "above", format_value(v.fleet_median), v.peers, format_bound(pct),
+                          below ? "below" : "above");
+  return v;
+}
+
+}  // namespace
+
+std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vector<Record>& records) {
+  std::vector<RuleVerdict> out;
+  for (const Rule& rule : thresholds.rules) {
+    std::vector<const Record*> matched;
+    std::map<PeerKey, std::vector<const Record*>> fleets;
+    for (const Record& r : records) {
+      if (!rule.applies_to(r)) continue;
+      matched.push_back(&r);
+      fleets[peer_key(r)].push_back(&r);
+    }
+    if (matched.empty()) {
+      RuleVerdict none;
+      none.rule = rule;
+      none.message = fmt::format("no {} {}{} record with a value matched rule {}", rule.phase, rule.test,
+                                 rule.metric.empty() ? "" : " " + rule.metric, rule.name);
+      out.push_back(std::move(none));
+      continue;
+    }
+    for (const Record* r : matched) {
+      if (rule.min) out.push_back(absolute_verdict(rule, *r, RuleCheck::Min));
+      if (rule.max) out.push_back(absolute_verdict(rule, *r, RuleCheck::Max));
+      if (!rule.fleet_below_median_pct && !rule.fleet_above_median_pct) continue;
+      std::vector<double> peers;
+      for (const Record* p : fleets.at(peer_key(*r)))
+        if (p != r) peers.push_back(p->value);
+      if (peers.empty()) continue;  // a fleet of one has nothing to be compared with
+      if (rule.fleet_below_median_pct) out.push_back(fleet_verdict(rule, *r, RuleCheck::FleetBelow, peers));
+      if (rule.fleet_above_median_pct) out.push_back(fleet_verdict(rule, *r, RuleCheck::FleetAbove, peers));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuaccept

@@ -1,0 +1,52 @@
+// A threshold rule: which records it applies to (phase, test, metric, parameter
+// filters) and what it demands of their values: an absolute bound, a bound relative
+// to the fleet median of the same measurement on the other GPUs/nodes, or both.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "results/record.h"
+
+namespace gpuaccept {
+
+enum class Severity { Warn, Fail };
+
+std::string_view to_string(Severity s);
+
+// An inclusive numeric range on one parameter, e.g. bytes in [128 MiB, 256 MiB].
+struct ParamRange {
+  std::optional<double> min, max;
+  bool contains(double v) const;
+};
+
+// `where:` of a rule. A scalar is an exact string match ("dtype: bf16"); a mapping
+// with min/max is a numeric range ("bytes: {min: 134217728}"). A record lacking a
+// named parameter does not match.
+struct ParamFilter {
+  std::map<std::string, std::string> equal;
+  std::map<std::string, ParamRange> range;
+  bool matches(const Params& params) const;
+};
+
+struct Rule {
+  std::string name;
+  std::string origin;  // "configs/thresholds/h200-141gb.yaml:42": where the rule is written
+  std::string phase, test;
+  std::string metric;  // "": any metric of the test
+  ParamFilter where;
+  std::optional<double> min, max;
+  // Flag a value more than this percentage below (above) the median of its peers:
+  // the same phase/test/metric/params on other ranks, nodes and GPUs.
+  std::optional<double> fleet_below_median_pct, fleet_above_median_pct;
+  Severity severity = Severity::Fail;
+  std::string basis;  // where min/max come from, quoted in every message
+
+  // Whether the record is one this rule judges: it matches and has a value. SKIP and
+  // ERROR records carry no measurement; their own status already speaks for them.
+  bool applies_to(const Record& r) const;
+};
+
+}  // namespace gpuaccept

@@ -1,0 +1,39 @@
+// What a rule found about one record: the measured value, the bound it was held to
+// (an absolute number, or a percentage off the fleet median), and a one-line message
+// such as "gpa-node2 GPU 3: gemm bf16 8192^3 = 612.0 TFLOP/s < 711 (90% of 790 ...)".
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "results/record.h"
+#include "thresholds/rule.h"
+
+namespace gpuaccept {
+
+// Ordered by severity, like Status.
+enum class RuleOutcome { Pass = 0, NoData = 1, Warn = 2, Fail = 3 };
+
+// Which of a rule's demands a verdict is about.
+enum class RuleCheck { Min, Max, FleetBelow, FleetAbove, NoData };
+
+std::string_view to_string(RuleOutcome o);  // "PASS", "NO_DATA", "WARN", "FAIL"
+std::string_view to_string(RuleCheck c);    // "min", "max", "fleet_below_median", "fleet_above_median", "no_data"
+
+struct RuleVerdict {
+  Rule rule;
+  RuleCheck check = RuleCheck::NoData;
+  RuleOutcome outcome = RuleOutcome::NoData;
+  std::optional<Record> record;  // absent for NoData: no record matched the rule
+  double measured = std::numeric_limits<double>::quiet_NaN();
+  double bound = std::numeric_limits<double>::quiet_NaN();         // the value the measurement was held to
+  double fleet_median = std::numeric_limits<double>::quiet_NaN();  // fleet checks: the peers' median
+  int peers = 0;                                                   // fleet checks: how many peers
+  std::string message;
+
+  bool flagged() const { return outcome == RuleOutcome::Warn || outcome == RuleOutcome::Fail; }
+};
+
+}  // namespace gpuaccept

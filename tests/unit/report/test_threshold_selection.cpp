@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+#include "thresholds/threshold_selection.h"
+#include "thresholds/threshold_set.h"
+
+using namespace gpuaccept;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kShipped = GPUACCEPT_THRESHOLDS_SOURCE_DIR;
+
+// A scratch directory removed at the end of the test.
+struct ScratchDir {
+  fs::path path = fs::temp_directory_path() / ("gpuaccept-thresholds-" + std::to_string(::getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+};
+
+}  // namespace
+
+TEST_CASE("every shipped threshold file loads", "[thresholds]") {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(kShipped)) {
+    INFO(e.path().string());
+    const ThresholdSet t = ThresholdSet::load(e.path());
+    CHECK_FALSE(t.rules.empty());
+    ++files;
+  }
+  CHECK(files >= 3);
+}
+
+TEST_CASE("the model's file extends generic.yaml with absolute bounds", "[thresholds]") {
+  const ThresholdSet h200 = ThresholdSet::load(kShipped / "h200-141gb.yaml");
+  const ThresholdSet generic = ThresholdSet::load(kShipped / "generic.yaml");
+  REQUIRE(h200.rules.size() > generic.rules.size());
+  CHECK(h200.rules.front().name == generic.rules.front().name);
+  CHECK(std::any_of(h200.rules.begin(), h200.rules.end(), [](const Rule& r) { return r.name == "gemm_bf16_8192" && *r.min == 711; }));
+}
+
+TEST_CASE("thresholds are chosen by the GPU model in the inventory", "[thresholds]") {
+  SECTION("H200") {
+    const auto c = select_threshold_file(std::vector<std::string>(8, "NVIDIA H200"), kShipped);
+    CHECK(c.file.filename() == "h200-141gb.yaml");
+    CHECK(c.model == "NVIDIA H200");
+  }
+  SECTION("H100 SXM, whatever the case") {
+    const auto c = select_threshold_file({"nvidia h100 80gb hbm3"}, kShipped);
+    CHECK(c.file.filename() == "h100-sxm-80gb.yaml");
+  }
+  SECTION("a mixed fleet is judged by its most common model") {
+    const auto c = select_threshold_file({"NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA H200"}, kShipped);
+    CHECK(c.file.filename() == "h200-141gb.yaml");
+    CHECK_THAT(c.reason, Catch::Contains("most common of 2 models"));
+  }
+  SECTION("an unknown model falls back to generic.yaml and says so") {
+    const auto c = select_threshold_file({"NVIDIA A100-SXM4-80GB"}, kShipped);
+    CHECK(c.file.filename() == "generic.yaml");
+    CHECK(c.model.empty());
+    CHECK_THAT(c.reason, Catch::Contains("NVIDIA A100-SXM4-80GB") && Catch::Contains("no thresholds file"));
+  }
+  SECTION("no GPU at all falls back to generic.yaml") {
+    const auto c = select_threshold_file({}, kShipped);
+    CHECK(c.file.filename() == "generic.yaml");
+    CHECK_THAT(c.reason, Catch::Contains("no GPU found"));
+  }
+}
+
+TEST_CASE("a malformed file in the thresholds directory is reported, not skipped", "[thresholds]") {
+  ScratchDir dir;
+  dir.write("generic.yaml", "rules:\n  - {name: a, phase: p, test: t, max: 0, basis: b, severity: FAIL}\n");
+  dir.write("broken.yaml", "models: [NVIDIA H200]\nrules:\n  - {name: a, phase: p, test: t, max: lots, basis: b, severity: FAIL}\n");
+  CHECK_THROWS_WITH(select_threshold_file({"NVIDIA H200"}, dir.path),
+                    Catch::Contains("broken.yaml:3: key 'rules[0].max': expected a number, got 'lots'"));
+}
+
+TEST_CASE("a thresholds directory without generic.yaml cannot fall back", "[thresholds]") {
+  ScratchDir dir;
+  CHECK_THROWS_AS(select_threshold_file({"NVIDIA B200"}, dir.path), InputError);
+}
+
+TEST_CASE("extends refuses a cycle", "[thresholds]") {
+  ScratchDir dir;
+  dir.write("a.yaml", "extends: b.yaml\nrules: []\n");
+  dir.write("b.yaml", "extends: a.yaml\nrules: []\n");
+  CHECK_THROWS_WITH(ThresholdSet::load(dir.path / "a.yaml"), Catch::Contains("key 'extends'") && Catch::Contains("extends itself"));
+}

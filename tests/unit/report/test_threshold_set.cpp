@@ -1,0 +1,119 @@
+#include <catch2/catch.hpp>
+
+#include "common/error.h"
+#include "thresholds/threshold_set.h"
+
+using namespace gpuaccept;
+
+namespace {
+
+const char* kValid = R"(description: test
+models: [NVIDIA H200]
+rules:
+  - name: gemm_bf16
+    phase: smoke
+    test: gemm
+    metric: tflops
+    where: {dtype: bf16, m: 8192, bytes: {min: 1024, max: 2048}}
+    min: 711  # 90% of 790 measured
+    basis: "90% of 790"
+    fleet_below_median_pct: 10
+    severity: FAIL
+  - name: latency
+    phase: smoke
+    test: peer_latency
+    fleet_above_median_pct: 25
+    severity: WARN
+)";
+
+// The InputError message of parsing `text` as "t.yaml".
+std::string error_of(const std::string& text) {
+  try {
+    ThresholdSet::parse(text, "t.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a threshold file is read into rules with filters and bounds", "[thresholds]") {
+  const ThresholdSet t = ThresholdSet::parse(kValid, "t.yaml");
+  REQUIRE(t.rules.size() == 2);
+  const Rule& r = t.rules[0];
+  CHECK(r.name == "gemm_bf16");
+  CHECK(r.origin == "t.yaml:4");
+  CHECK(r.where.equal.at("dtype") == "bf16");
+  CHECK(r.where.equal.at("m") == "8192");
+  CHECK(*r.where.range.at("bytes").min == 1024);
+  CHECK(*r.where.range.at("bytes").max == 2048);
+  CHECK(*r.min == 711);
+  CHECK_FALSE(r.max);
+  CHECK(*r.fleet_below_median_pct == 10);
+  CHECK(r.severity == Severity::Fail);
+  CHECK(t.rules[1].severity == Severity::Warn);
+  CHECK(t.rules[1].metric.empty());
+}
+
+TEST_CASE("GPU models match case-insensitively but not by prefix", "[thresholds]") {
+  const ThresholdSet t = ThresholdSet::parse(kValid, "t.yaml");
+  CHECK(t.applies_to_model("NVIDIA H200"));
+  CHECK(t.applies_to_model("  nvidia h200 "));
+  CHECK_FALSE(t.applies_to_model("NVIDIA H200 NVL"));
+  CHECK_FALSE(t.applies_to_model("NVIDIA H100 80GB HBM3"));
+}
+
+TEST_CASE("a malformed threshold file names file, line and key", "[thresholds]") {
+  SECTION("a bound that is not a number") {
+    std::string text = kValid;
+    text.replace(text.find("min: 711"), 8, "min: fast");
+    CHECK(error_of(text) == "t.yaml:9: key 'rules[0].min': expected a number, got 'fast'");
+  }
+  SECTION("a misspelt key in a rule") {
+    std::string text = kValid;
+    text.replace(text.find("severity: WARN"), 8, "sevrity");
+    CHECK_THAT(error_of(text), Catch::StartsWith("t.yaml:17: key 'rules[1].sevrity': unknown key"));
+  }
+  SECTION("a misspelt key at the top") {
+    CHECK_THAT(error_of(std::string("modells: []\n") + kValid), Catch::StartsWith("t.yaml:1: key 'modells': unknown key"));
+  }
+  SECTION("a misspelt key in a range") {
+    std::string text = kValid;
+    text.replace(text.find("max: 2048"), 3, "mx");
+    CHECK_THAT(error_of(text), Catch::StartsWith("t.yaml:8: key 'rules[0].where.bytes.mx': unknown key"));
+  }
+  SECTION("an unknown severity") {
+    std::string text = kValid;
+    text.replace(text.find("severity: FAIL"), 14, "severity: FATAL");
+    CHECK(error_of(text) == "t.yaml:12: key 'rules[0].severity': expected FAIL or WARN, got 'FATAL'");
+  }
+  SECTION("an absolute bound without its basis") {
+    std::string text = kValid;
+    text.erase(text.find("    basis:"), std::string("    basis: \"90% of 790\"\n").size());
+    CHECK_THAT(error_of(text), Catch::StartsWith("t.yaml:4: key 'rules[0].basis': missing"));
+  }
+  SECTION("a rule without any bound") {
+    CHECK_THAT(error_of("rules:\n  - {name: a, phase: smoke, test: gemm, severity: FAIL}\n"),
+               Catch::StartsWith("t.yaml:2: key 'rules[0]': no bound"));
+  }
+  SECTION("a missing test") {
+    CHECK_THAT(error_of("rules:\n  - {name: a, phase: smoke, max: 1, basis: b, severity: FAIL}\n"),
+               Catch::StartsWith("t.yaml:2: key 'rules[0].test': missing"));
+  }
+  SECTION("a percentage out of range") {
+    CHECK_THAT(error_of("rules:\n  - {name: a, phase: p, test: t, fleet_below_median_pct: 150, severity: FAIL}\n"),
+               Catch::StartsWith("t.yaml:2: key 'rules[0].fleet_below_median_pct': expected a percentage"));
+  }
+  SECTION("a rule name used twice") {
+    CHECK_THAT(error_of("rules:\n  - {name: a, phase: p, test: t, max: 1, basis: b, severity: FAIL}\n"
+                        "  - {name: a, phase: p, test: u, max: 1, basis: b, severity: FAIL}\n"),
+               Catch::StartsWith("t.yaml:3: key 'rules[1].name': rule name 'a' is already used at t.yaml:2"));
+  }
+  SECTION("rules that are not a list") {
+    CHECK(error_of("rules: {a: 1}\n") == "t.yaml:1: key 'rules': expected a list of rules");
+  }
+  SECTION("not YAML at all") {
+    CHECK_THAT(error_of("rules: [\n"), Catch::StartsWith("t.yaml:"));
+  }
+}
