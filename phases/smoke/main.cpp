@@ -1,0 +1,24 @@
+// gpuaccept-smoke: is every node, GPU and the filesystem fit for a training job?
+// Slurm state and binding, shared filesystem, GPU health, GEMM and bandwidth
+// micro-benchmarks and a sustained load. Run one rank per GPU with `srun --mpi=pmix`;
+// on a node without GPUs every GPU check records SKIP with the reason.
+#include "phase/phase_runner.h"
+#include "smoke/smoke_run.h"
+
+using namespace gpuaccept;
+
+int main(int argc, char** argv) {
+  smoke::SmokeOptions opts;
+  return run_phase(argc, argv,
+                   {.name = "smoke",
+                    .description = "Slurm, binding, filesystem and GPU health checks; GEMM, memory and peer "
+                                   "bandwidth micro-benchmarks; sustained load.",
+                    .add_options =
+                        [&](CLI::App& app) {
+                          app.add_flag("--peer-matrix", opts.peer_matrix,
+                                       "only the GPU-to-GPU bandwidth/latency matrix, by one process per node over "
+                                       "all GPUs it sees");
+                          app.footer(smoke::config_help());
+                        },
+                    .body = [&](PhaseContext& ctx) { smoke::run_smoke(ctx, opts); }});
+}

@@ -1,0 +1,158 @@
+#include "slurm/slurm_api.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "common/error.h"
+
+namespace gpuaccept {
+
+namespace {
+
+[[noreturn]] void raise_slurm(const char* call, const std::source_location& loc = std::source_location::current()) {
+  raise_call_error("Slurm", call, slurm_strerror(slurm_get_errno()), loc);
+}
+
+// Where libslurm will look for slurm.conf: $SLURM_CONF (set by slurmd in configless
+// jobs too), else the compiled-in default.
+std::string slurm_conf_path() {
+  if (const char* c = std::getenv("SLURM_CONF"); c && *c) return c;
+#ifdef SLURM_CONFIG_FILE
+  return SLURM_CONFIG_FILE;
+#else
+  return "/etc/slurm/slurm.conf";
+#endif
+}
+
+struct HostlistDeleter {
+  void operator()(hostlist_t h) const { slurm_hostlist_destroy(h); }
+};
+using Hostlist = std::unique_ptr<std::remove_pointer_t<hostlist_t>, HostlistDeleter>;
+
+struct NodeMsgDeleter {
+  void operator()(node_info_msg_t* m) const { slurm_free_node_info_msg(m); }
+};
+struct PartMsgDeleter {
+  void operator()(partition_info_msg_t* m) const { slurm_free_partition_info_msg(m); }
+};
+
+}  // namespace
+
+void ensure_slurm_initialized() {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [] {
+    const std::string conf = slurm_conf_path();
+    if (access(conf.c_str(), R_OK) != 0) {
+      failure = fmt::format("cannot read {} ({}); set SLURM_CONF", conf, errno_text());
+      return;
+    }
+    slurm_init(nullptr);
+  });
+  if (!failure.empty()) raise_call_error("Slurm", "slurm_init", failure);
+}
+
+std::string slurm_ping_controller() {
+  ensure_slurm_initialized();
+  if (slurm_ping(0) == SLURM_SUCCESS) return "";
+  return slurm_strerror(slurm_get_errno());
+}
+
+std::vector<SlurmPartition> slurm_partitions() {
+  ensure_slurm_initialized();
+  partition_info_msg_t* raw = nullptr;
+  if (slurm_load_partitions(0, &raw, SHOW_ALL) != SLURM_SUCCESS) raise_slurm("slurm_load_partitions");
+  std::unique_ptr<partition_info_msg_t, PartMsgDeleter> msg(raw);
+  std::vector<SlurmPartition> out;
+  for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+    const partition_info_t& p = msg->partition_array[i];
+    if (p.name) out.push_back({p.name, p.state_up});
+  }
+  return out;
+}
+
+std::optional<SlurmPartition> find_partition(const std::vector<SlurmPartition>& all, const std::string& name) {
+  const auto it = std::find_if(all.begin(), all.end(), [&](const SlurmPartition& p) { return p.name == name; });
+  if (it == all.end()) return std::nullopt;
+  return *it;
+}
+
+std::vector<SlurmNode> slurm_nodes(const std::vector<std::string>& names) {
+  ensure_slurm_initialized();
+  node_info_msg_t* raw = nullptr;
+  if (slurm_load_node(0, &raw, SHOW_ALL) != SLURM_SUCCESS) raise_slurm("slurm_load_node");
+  std::unique_ptr<node_info_msg_t, NodeMsgDeleter> msg(raw);
+  std::vector<SlurmNode> out;
+  for (const auto& name : names) {
+    SlurmNode n{name, NODE_STATE_UNKNOWN, "not known to the controller", ""};
+    for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+      const node_info_t& ni = msg->node_array[i];
+      if (!ni.name || name != ni.name) continue;
+      n.state = ni.node_state;
+      n.reason = ni.reason ? ni.reason : "";
+      n.gres = ni.gres ? ni.gres : "";
+      break;
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::vector<std::string> expand_hostlist(const std::string& nodelist) {
+  std::vector<std::string> out;
+  if (nodelist.empty()) return out;
+  Hostlist hl(slurm_hostlist_create(nodelist.c_str()));
+  if (!hl) raise_slurm("slurm_hostlist_create");
+  while (char* host = slurm_hostlist_shift(hl.get())) {
+    out.emplace_back(host);
+    std::free(host);  // slurm_hostlist_shift: "the caller must free the returned string"
+  }
+  return out;
+}
+
+std::string node_state_name(std::uint32_t state) {
+  static const char* base[] = {"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"};
+  const std::uint32_t b = state & NODE_STATE_BASE;
+  std::string s = b < std::size(base) ? base[b] : fmt::format("STATE{}", b);
+  const std::pair<std::uint32_t, const char*> flags[] = {
+      {NODE_STATE_DRAIN, "DRAIN"},           {NODE_STATE_FAIL, "FAIL"},
+      {NODE_STATE_NO_RESPOND, "NOT_RESPONDING"}, {NODE_STATE_POWERED_DOWN, "POWERED_DOWN"},
+      {NODE_STATE_COMPLETING, "COMPLETING"}, {NODE_STATE_MAINT, "MAINT"},
+      {NODE_STATE_REBOOT_REQUESTED, "REBOOT_REQUESTED"}};
+  for (const auto& [bit, name] : flags)
+    if (state & bit) s += fmt::format("+{}", name);
+  return s;
+}
+
+std::string node_state_problem(std::uint32_t state) {
+  const std::uint32_t b = state & NODE_STATE_BASE;
+  if (b == NODE_STATE_DOWN) return "node is DOWN";
+  if (b == NODE_STATE_UNKNOWN || b == NODE_STATE_FUTURE) return "node state is unknown";
+  if (b == NODE_STATE_ERROR) return "node is in ERROR";
+  if (state & NODE_STATE_DRAIN) return b == NODE_STATE_IDLE ? "node is DRAINED" : "node is DRAINING";
+  if (state & NODE_STATE_FAIL) return "node is FAILING";
+  if (state & NODE_STATE_NO_RESPOND) return "node is not responding";
+  if (state & NODE_STATE_POWERED_DOWN) return "node is powered down";
+  return "";
+}
+
+std::string partition_state_name(std::uint16_t state_up) {
+  switch (state_up) {
+    case PARTITION_UP: return "UP";
+    case PARTITION_DOWN: return "DOWN";
+    case PARTITION_DRAIN: return "DRAIN";
+    case PARTITION_INACTIVE: return "INACTIVE";
+  }
+  return fmt::format("state {}", state_up);
+}
+
+}  // namespace gpuaccept
