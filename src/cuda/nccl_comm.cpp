@@ -13,30 +13,29 @@ NcclComm::NcclComm(World& world) {
   if (world.rank() == 0) GPUACCEPT_NCCL_CHECK(ncclGetUniqueId(&id));
   const Bytes b = world.broadcast(std::as_bytes(std::span(&id, 1)), 0);
   std::memcpy(&id, b.data(), sizeof id);
-  GPUACCEPT_NCCL_CHECK(ncclCommInitRank(&comm_, world.size(), id, world.rank()));
+  ncclComm_t c = nullptr;
+  GPUACCEPT_NCCL_CHECK(ncclCommInitRank(&c, world.size(), id, world.rank()));
+  comm_ = c;
 }
 
 NcclComm::~NcclComm() {
-  if (comm_) ncclCommDestroy(comm_);
+  if (ncclComm_t c = comm_.exchange(nullptr)) ncclCommDestroy(c);
 }
 
 int NcclComm::rank() const {
   int r = 0;
-  GPUACCEPT_NCCL_CHECK(ncclCommUserRank(comm_, &r));
+  GPUACCEPT_NCCL_CHECK(ncclCommUserRank(get(), &r));
   return r;
 }
 
 int NcclComm::size() const {
   int n = 0;
-  GPUACCEPT_NCCL_CHECK(ncclCommCount(comm_, &n));
+  GPUACCEPT_NCCL_CHECK(ncclCommCount(get(), &n));
   return n;
 }
 
 void NcclComm::abort() {
-  if (comm_) {
-    ncclCommAbort(comm_);
-    comm_ = nullptr;
-  }
+  if (ncclComm_t c = comm_.exchange(nullptr)) ncclCommAbort(c);
 }
 
 std::string nccl_version() {

@@ -2,6 +2,8 @@
 // World broadcasts it (PMIx), so no address is ever configured by hand.
 #pragma once
 
+#include <atomic>
+
 #include <nccl.h>
 
 #include "world/world.h"
@@ -16,18 +18,20 @@ class NcclComm {
   explicit NcclComm(ncclComm_t comm) : comm_(comm) {}
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
-  NcclComm(NcclComm&& o) noexcept : comm_(o.comm_) { o.comm_ = nullptr; }
+  NcclComm(NcclComm&& o) noexcept : comm_(o.comm_.exchange(nullptr)) {}
   ~NcclComm();
 
-  ncclComm_t get() const { return comm_; }
-  operator ncclComm_t() const { return comm_; }
+  ncclComm_t get() const { return comm_.load(); }
+  operator ncclComm_t() const { return comm_.load(); }
   int rank() const;
   int size() const;
-  // ncclCommAbort: for a watchdog that gave up on a hung collective. Safe from another thread.
+  // ncclCommAbort: for a watchdog that gave up on a hung collective. Safe from another
+  // thread: exactly one caller takes the handle (atomic exchange) and aborts it; later
+  // get() returns nullptr and the destructor does nothing.
   void abort();
 
  private:
-  ncclComm_t comm_ = nullptr;
+  std::atomic<ncclComm_t> comm_{nullptr};
 };
 
 // "2.28.3" of the NCCL library this process runs with.

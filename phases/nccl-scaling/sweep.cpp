@@ -1,0 +1,721 @@
+#include "nccl-scaling/sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "cuda/cuda_check.h"
+#include "hw/gpu_inventory.h"
+#include "hw/host_inventory.h"
+#include "nccl-scaling/nccl_env.h"
+#include "nccl-scaling/sweep_internal.h"
+
+namespace gpuaccept::nccl_scaling {
+
+using nlohmann::json;
+
+// RankInfo through World as JSON (in RankInfo's namespace, for nlohmann's lookup).
+void to_json(json& j, const RankInfo& r) {
+  j = {{"host", r.host},           {"error", r.error},       {"device", r.device},
+       {"name", r.name},           {"uuid", r.uuid},         {"pci_bus_id", r.pci_bus_id},
+       {"mem_free", r.mem_free},   {"mem_total", r.mem_total}, {"known", r.links.known},
+       {"nvml_index", r.links.nvml_index}, {"nvswitch", r.links.nvswitch},
+       {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}};
+}
+
+void from_json(const json& j, RankInfo& r) {
+  r.host = j.at("host");
+  r.error = j.at("error");
+  r.device = j.at("device");
+  r.name = j.at("name");
+  r.uuid = j.at("uuid");
+  r.pci_bus_id = j.at("pci_bus_id");
+  r.mem_free = j.at("mem_free");
+  r.mem_total = j.at("mem_total");
+  r.links.known = j.at("known");
+  r.links.nvml_index = j.at("nvml_index");
+  r.links.nvswitch = j.at("nvswitch");
+  r.links.nvlink_peers = j.at("nvlink_peers").get<std::vector<int>>();
+  r.links.ib = j.at("ib");
+}
+
+namespace {
+
+constexpr std::size_t kGiB = std::size_t{1} << 30;
+
+std::string format_uuid(const cudaUUID_t& u) {
+  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += fmt::format("{:02x}", b[i]);
+  }
+  return s;
+}
+
+// NVML "00000000:1B:00.0" vs CUDA "0000:1b:00.0": the bus, device and function decide.
+bool same_pci(const std::string& a, const std::string& b) {
+  auto tail = [](const std::string& s) {
+    std::string t = s.size() >= 7 ? s.substr(s.size() - 7) : s;
+    for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  return !a.empty() && !b.empty() && tail(a) == tail(b);
+}
+
+// This rank's GPU and links, as NVML and sysfs describe them.
+RankInfo describe_rank(World& world) {
+  RankInfo me;
+  me.host = world.hostname();
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    me.error = fmt::format("no CUDA device: {}", cudaGetErrorString(e));
+    return me;
+  }
+  if (count == 0) {
+    me.error = "no CUDA device: none visible to this process";
+    return me;
+  }
+  if (count > 1 && world.local_size() > count) {
+    me.error = fmt::format("config: {} ranks on {} but {} GPUs visible to each: run one rank per GPU", world.local_size(),
+                           me.host, count);
+    return me;
+  }
+  // Slurm's --gpus-per-task=1 leaves one visible GPU per rank; otherwise rank i takes GPU i
+  // (nccl-tests' localRank binding).
+  me.device = count == 1 ? 0 : world.local_rank();
+  GPUACCEPT_CUDA_CHECK(cudaSetDevice(me.device));
+  cudaDeviceProp prop{};
+  GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, me.device));
+  me.name = prop.name;
+  me.uuid = format_uuid(prop.uuid);
+  me.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&me.mem_free, &me.mem_total));
+
+  const GpuInventory inv = read_gpu_inventory();
+  for (const auto& g : inv.visible) {
+    if (g.cuda_index != me.device) continue;
+    me.links.known = inv.reason.empty() && g.nvml_index >= 0;
+    me.links.nvml_index = g.nvml_index;
+    for (const auto& l : g.nvlinks) {
+      if (!l.active) continue;
+      const bool to_gpu = std::any_of(inv.node_gpus.begin(), inv.node_gpus.end(),
+                                      [&](const GpuInfo& o) { return same_pci(o.pci_bus_id, l.remote_bus_id); });
+      if (!to_gpu) me.links.nvswitch = true;  // the far end is an NVSwitch
+    }
+    if (g.nvml_index >= 0 && g.nvml_index < static_cast<int>(inv.nvlink_matrix.size()))
+      for (std::size_t j = 0; j < inv.nvlink_matrix[g.nvml_index].size(); ++j)
+        if (inv.nvlink_matrix[g.nvml_index][j] > 0) me.links.nvlink_peers.push_back(static_cast<int>(j));
+  }
+  for (const auto& p : read_ib_ports())
+    if (p.state.find("ACTIVE") != std::string::npos) me.links.ib = true;
+  return me;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+void run_nccl_scaling(PhaseContext& ctx, const Options& options) { Sweep(ctx, options).run(); }
+
+Sweep::Sweep(PhaseContext& ctx, Options options)
+    : ctx_(ctx), opts_(std::move(options)), world_(ctx.world), rank_(ctx.world.rank()) {
+  topo_.rank_node = world_.rank_nodes();
+  topo_.node_names = world_.node_names();
+  net_env_.nccl_net = env_or_empty("NCCL_NET");
+  net_env_.ib_disable = env_or_empty("NCCL_IB_DISABLE");
+  net_env_.p2p_disable = env_or_empty("NCCL_P2P_DISABLE");
+}
+
+std::vector<int> Sweep::everyone() const {
+  std::vector<int> all(static_cast<std::size_t>(world_.size()));
+  for (int r = 0; r < world_.size(); ++r) all[static_cast<std::size_t>(r)] = r;
+  return all;
+}
+
+// ---------------------------------------------------------------- records
+
+void Sweep::add(Record r) {
+  std::lock_guard lock(results_mu_);
+  ctx_.results.add(std::move(r));
+  dirty_ = true;
+}
+
+void Sweep::job_record(const std::string& test, Status status, const std::string& message, Params params,
+                       const std::string& node) {
+  Record r;
+  r.rank = kJobLevel;
+  r.node = node;
+  r.test = test;
+  r.status = status;
+  r.message = message;
+  r.params = std::move(params);
+  add(std::move(r));
+}
+
+// Rank 0: a SKIP for every collective (or the pair test) of every requested scale, or of
+// the one scale in `extra["scale"]`.
+void Sweep::record_skips(const std::string& reason, Params extra) {
+  if (rank_ != 0) return;
+  for (Scale s : opts_.scales) {
+    const std::string name(scale_name(s));
+    if (extra.count("scale") && extra.at("scale") != name) continue;
+    Params p = extra;
+    p["scale"] = name;
+    if (is_pair_scale(s)) {
+      job_record("pair_busbw", Status::Skip, reason, p);
+    } else {
+      for (const auto& c : opts_.collectives) job_record(c, Status::Skip, reason, p);
+    }
+  }
+}
+
+void Sweep::checkpoint_if_due(bool force) {
+  if (!dirty_) return;
+  const auto now = WatchClock::now();
+  if (!force && opts_.checkpoint_interval_s > 0 &&
+      now - last_checkpoint_ < WatchDuration(opts_.checkpoint_interval_s))
+    return;
+  std::lock_guard lock(results_mu_);
+  try {
+    ctx_.results.checkpoint();
+  } catch (const std::exception& e) {
+    log_error("results checkpoint failed: {}", e.what());  // the final gather still has them
+  }
+  dirty_ = false;
+  last_checkpoint_ = now;
+}
+
+// ---------------------------------------------------------------- setup
+
+bool Sweep::check_devices() {
+  const RankInfo me = describe_rank(world_);
+  infos_.clear();
+  for (const auto& text : world_.allgather_string(json(me).dump())) infos_.push_back(json::parse(text).get<RankInfo>());
+
+  // Every rank decides the same from the same data.
+  std::vector<int> missing, misconfigured;
+  for (int r = 0; r < world_.size(); ++r) {
+    const auto& e = infos_[static_cast<std::size_t>(r)].error;
+    if (e.starts_with("config: ")) misconfigured.push_back(r);
+    else if (!e.empty()) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    const auto& first = infos_[static_cast<std::size_t>(missing.front())];
+    const std::string reason =
+        missing.size() == static_cast<std::size_t>(world_.size())
+            ? first.error
+            : fmt::format("{} (ranks {} of {}, first on {})", first.error, fmt::join(missing, ","), world_.size(), first.host);
+    log_rank0("nothing to measure: {}", reason);
+    record_skips(reason);
+    return false;
+  }
+  if (!misconfigured.empty()) {
+    const auto& first = infos_[static_cast<std::size_t>(misconfigured.front())];
+    if (rank_ == 0) job_record("phase", Status::Error, first.error.substr(8), {});
+    log_rank0("{}", first.error);
+    return false;
+  }
+  // Two ranks on one GPU: NCCL would fail ("Duplicate GPU detected"); say which.
+  for (int a = 0; a < world_.size(); ++a)
+    for (int b = a + 1; b < world_.size(); ++b) {
+      const auto& x = infos_[static_cast<std::size_t>(a)];
+      const auto& y = infos_[static_cast<std::size_t>(b)];
+      if (x.host == y.host && x.uuid == y.uuid) {
+        const std::string why = fmt::format(
+            "ranks {} and {} on {} share GPU {} ({}): bind one GPU per rank (srun --gpus-per-task=1)", a, b, x.host,
+            x.uuid, x.pci_bus_id);
+        if (rank_ == 0) job_record("phase", Status::Error, why, {});
+        log_rank0("{}", why);
+        return false;
+      }
+    }
+  if (world_.size() < 2) {
+    log_rank0("nothing to measure: one GPU only");
+    record_skips("one GPU only");
+    return false;
+  }
+  return true;
+}
+
+void Sweep::plan_steps() {
+  // Buffers: the largest size, on every rank; what the GPUs can hold decides (nccl-tests
+  // reduces maxBytes the same way), leaving room for NCCL's own buffers.
+  std::size_t cap = std::numeric_limits<std::size_t>::max();
+  for (const auto& i : infos_) {
+    const std::size_t reserve = std::max<std::size_t>(2 * kGiB, i.mem_total / 10);
+    cap = std::min(cap, i.mem_free > reserve ? (i.mem_free - reserve) / 2 : 0);
+  }
+  const bool pairs = std::any_of(opts_.scales.begin(), opts_.scales.end(), is_pair_scale);
+  const bool collectives = std::any_of(opts_.scales.begin(), opts_.scales.end(), [](Scale s) { return !is_pair_scale(s); });
+  sizes_.clear();
+  const auto asked = size_sweep(opts_.min_bytes, opts_.max_bytes, opts_.step_factor);
+  for (std::size_t s : asked)
+    if (s <= cap) sizes_.push_back(s);
+  if (collectives && sizes_.size() < asked.size())
+    log_rank0("largest size reduced to {} (of {} asked) for GPU memory (free {} on the fullest GPU)",
+              sizes_.empty() ? "none" : format_bytes(static_cast<double>(sizes_.back())),
+              format_bytes(static_cast<double>(asked.back())), format_bytes(static_cast<double>(cap * 2)));
+  if (collectives && sizes_.empty()) throw InputError("no size fits in GPU memory");
+  pair_bytes_ = std::min(opts_.pair_bytes, cap);
+  buffer_bytes_ = std::max(collectives ? sizes_.back() : 0, pairs ? pair_bytes_ : 0);
+
+  const std::vector<int> gpu_index = gpu_index_of_rank();
+  steps_.clear();
+  for (Scale s : opts_.scales) {
+    const std::string sname(scale_name(s));
+    if (is_pair_scale(s)) {
+      const PairPlan p = s == Scale::GpuPair ? plan_gpu_pairs(topo_, gpu_index) : plan_node_pairs(topo_, opts_.pair_mode);
+      for (std::size_t r = 0; p.runs() && r < p.rounds.size(); ++r)
+        steps_.push_back({fmt::format("{} round {}/{}", sname, r + 1, p.rounds.size()), "pair_busbw",
+                          {{"scale", sname}, {"bytes", std::to_string(pair_bytes_)}}});
+      continue;
+    }
+    if (!plan_scale(s, topo_, opts_.scales).runs()) continue;
+    for (const auto& c : opts_.collectives)
+      for (Dtype d : opts_.dtypes)
+        for (std::size_t size : sizes_)
+          steps_.push_back({fmt::format("{} {} {} {}", c, info(d).name, format_bytes(static_cast<double>(size)), sname), c,
+                            {{"scale", sname}, {"dtype", std::string(info(d).name)}, {"bytes", std::to_string(size)}}});
+  }
+}
+
+void Sweep::publish_environment() {
+  const RankInfo& me = infos_[static_cast<std::size_t>(rank_)];
+  json doc = {
+      {"nccl_version", nccl_version()},
+      {"nccl_header_version", nccl_header_version()},
+      {"blocking", !opts_.nonblocking},
+      {"device",
+       {{"cuda_index", me.device}, {"name", me.name}, {"uuid", me.uuid}, {"pci_bus_id", me.pci_bus_id},
+        {"nvml_index", me.links.nvml_index}}},
+      {"links", {{"nvswitch", me.links.nvswitch}, {"nvlink_peers", me.links.nvlink_peers}, {"ib", me.links.ib}}},
+      {"env", nccl_environment()},
+      {"config_files", nccl_config_files()},
+      {"buffer_bytes", buffer_bytes_},
+  };
+  ctx_.results.set_document("nccl_env", doc.dump());
+  if (rank_ != 0) return;
+  std::string env;
+  for (const auto& [k, v] : nccl_environment()) env += fmt::format(" {}={}", k, v);
+  log_rank0("NCCL {} (built against {}), {} communicators; NCCL_* on rank 0:{}", nccl_version(), nccl_header_version(),
+            opts_.nonblocking ? "nonblocking" : "blocking", env.empty() ? " (none)" : env);
+  log_rank0("{} ranks on {} nodes; sizes {}..{} x{}; warmup {}, {} batches of {} iters ({} profile); {} steps; "
+            "timeout {:.0f} s per batch",
+            world_.size(), world_.node_count(), sizes_.empty() ? "-" : format_bytes(static_cast<double>(sizes_.front())),
+            sizes_.empty() ? "-" : format_bytes(static_cast<double>(sizes_.back())), opts_.step_factor,
+            opts_.warmup_iters, opts_.batches, opts_.iters, opts_.profile == Profile::Quick ? "quick" : "full",
+            steps_.size(), opts_.timeout_s);
+}
+
+std::string Sweep::describe_progress(long long progress) const {
+  if (progress < 0) return "start-up";
+  const auto s = static_cast<std::size_t>(progress / 2);
+  if (s >= steps_.size()) return "the end";
+  return fmt::format("step {}/{} ({}){}", s + 1, steps_.size(), steps_[s].name,
+                     progress % 2 ? ", at its end-of-step sync" : "");
+}
+
+std::string Sweep::transport_of(const std::vector<int>& members) const {
+  std::vector<RankLinks> links;
+  for (const auto& i : infos_) links.push_back(i.links);
+  return classify_transport(members, topo_, links, net_env_);
+}
+
+// ---------------------------------------------------------------- run
+
+void Sweep::run() {
+  if (!check_devices()) return;
+  for (Scale s : opts_.scales) {
+    std::string why;
+    if (s == Scale::GpuPair) why = plan_gpu_pairs(topo_, gpu_index_of_rank()).skip_reason;
+    else if (s == Scale::NodePair) why = plan_node_pairs(topo_, opts_.pair_mode).skip_reason;
+    else if (const ScalePlan p = plan_scale(s, topo_, opts_.scales); !p.runs()) why = p.skip_reason;
+    if (why.empty()) continue;
+    log_rank0("scale {}: SKIP: {}", scale_name(s), why);
+    record_skips(why, {{"scale", std::string(scale_name(s))}});
+  }
+  plan_steps();
+  publish_environment();
+  if (steps_.empty()) return;
+  // Every rank's part file exists from the start (its nccl_env document), so a rank that
+  // dies before it measured anything still left what it ran with.
+  dirty_ = true;
+  checkpoint_if_due(true);
+
+  try {
+    Runtime::Setup setup;
+    setup.device = infos_[static_cast<std::size_t>(rank_)].device;
+    setup.buffer_bytes = buffer_bytes_;
+    setup.max_group = world_.size();
+    setup.arrivals_dir = ctx_.results.run_dir() / (ctx_.results.phase() + ".arrivals");
+    setup.create_abort_file = rank_ == 0;
+    setup.describe_progress = [this](long long p) { return describe_progress(p); };
+    setup.last_resort = [this](const std::string& why) { last_resort(why); };
+    rt_ = std::make_unique<Runtime>(world_, opts_, std::move(setup));
+    bench_ = std::make_unique<Bench>(*rt_);
+    sync_done_ = std::make_unique<CudaEvent>();
+    progress_ = std::make_unique<Progress>(static_cast<int>(steps_.size()));
+    last_checkpoint_ = WatchClock::now();
+    for (Scale s : opts_.scales) {
+      if (is_pair_scale(s)) run_pair_scale(s);
+      else run_collective_scale(s);
+    }
+  } catch (const Fault& f) {
+    handle_fault(f);
+    return;
+  } catch (const std::exception& e) {
+    // A failed CUDA/NCCL call (CallError) or anything else: the same way out, so the other
+    // ranks are told and nothing waits on a communicator this rank left mid-collective.
+    const bool overrun = rt_ && rt_->watchdog().overrun();
+    handle_fault(Fault(overrun ? Fault::Kind::Timeout : Fault::Kind::CallFailed, current_, e.what()));
+    return;
+  }
+
+  checkpoint_if_due(true);
+  bench_.reset();
+  sync_done_.reset();
+  rt_->shutdown();  // communicators destroyed under the watchdog, then its thread stops
+  const auto arrivals = rt_->board().dir();
+  rt_.reset();
+  world_.barrier();
+  if (rank_ == 0) ArrivalBoard(arrivals, 0, "").remove();  // nobody writes heartbeats any more
+  log_rank0("nccl-scaling: {} steps done in {:.1f} s", steps_.size(), progress_->elapsed_s());
+}
+
+// ---------------------------------------------------------------- steps
+
+void Sweep::begin_step(const WaitContext& ctx) {
+  if (opts_.debug_kill_after_steps == step_) {
+    if (opts_.debug_kill_rank == rank_) {
+      log_error("debug: SIGKILL before {}", describe_progress(2 * step_));
+      std::fflush(nullptr);
+      std::raise(SIGKILL);
+    }
+    if (opts_.debug_hang_rank == rank_) {
+      log_error("debug: hanging before {} (heartbeats go on)", describe_progress(2 * step_));
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+  }
+  current_ = ctx;
+  current_.target = 2 * step_;
+  step_started_ = WatchClock::now();
+  rt_->arrive(2 * step_);
+}
+
+void Sweep::end_step(bool sync) {
+  rt_->arrive(2 * step_ + 1);
+  if (sync) world_sync();
+  const double took = std::chrono::duration<double>(WatchClock::now() - step_started_).count();
+  progress_->step(steps_[static_cast<std::size_t>(step_)].name);
+  last_step_s_ = took;
+  checkpoint_if_due(false);
+  ++step_;
+}
+
+void Sweep::world_sync() {
+  const WaitContext ctx{fmt::format("the end-of-step sync of {}", describe_progress(2 * step_)), everyone(),
+                        2 * step_ + 1};
+  current_ = ctx;
+  NcclComm& w = rt_->world_comm();
+  {
+    auto g = rt_->guard(ctx, opts_.timeout_s);
+    rt_->check(ncclAllReduce(rt_->sync_value(), rt_->sync_value(), 1, ncclFloat32, ncclSum, w.get(), rt_->stream()),
+               w.get(), ctx, "ncclAllReduce");
+    sync_done_->record(rt_->stream());
+  }
+  // A rank idle in this step (inter_node's other GPUs) waits here while the others measure:
+  // allow for a step as long as three times the last one.
+  rt_->wait(sync_done_->get(), {w.get()}, ctx, opts_.timeout_s + 3 * last_step_s_);
+}
+
+const double* Sweep::world_gather(const double (&mine)[4], const WaitContext& ctx) {
+  current_ = ctx;
+  NcclComm& w = rt_->world_comm();
+  const cudaStream_t stream = rt_->stream();
+  double* host = rt_->stats_host();
+  std::copy(std::begin(mine), std::end(mine), host);
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(rt_->stats_send(), host, 4 * sizeof(double), cudaMemcpyHostToDevice, stream));
+  {
+    auto g = rt_->guard(ctx, opts_.timeout_s);
+    rt_->check(ncclAllGather(rt_->stats_send(), rt_->stats_recv(), 4, ncclFloat64, w.get(), stream), w.get(), ctx,
+               "ncclAllGather");
+  }
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host + 4, rt_->stats_recv(), 4 * sizeof(double) * static_cast<std::size_t>(world_.size()),
+                                       cudaMemcpyDeviceToHost, stream));
+  sync_done_->record(stream);
+  rt_->wait(sync_done_->get(), {w.get()}, ctx, opts_.timeout_s + 3 * last_step_s_);
+  return host + 4;
+}
+
+std::vector<int> Sweep::gpu_index_of_rank() const {
+  std::vector<int> out;
+  for (const auto& i : infos_) out.push_back(i.links.nvml_index);
+  return out;
+}
+
+void Sweep::run_collective_scale(Scale scale) {
+  const ScalePlan plan = plan_scale(scale, topo_, opts_.scales);
+  if (!plan.runs()) return;  // SKIP recorded at start
+  const std::string sname(scale_name(scale));
+  // intra_node: a node with one rank sits the scale out; that rank says so for its node.
+  for (const auto& [host, why] : plan.skipped_nodes)
+    if (host == world_.hostname() && world_.local_rank() == 0)
+      for (const auto& c : opts_.collectives) job_record(c, Status::Skip, why, {{"scale", sname}}, host);
+
+  const Group* mine = group_of(plan.groups, rank_);
+  const bool leader = mine && mine->members.front() == rank_;
+  const std::string transport = mine ? transport_of(mine->members) : "";
+  const int n = mine ? static_cast<int>(mine->members.size()) : 0;
+  // One group of every rank (`all`; intra_node on one node; inter_node with one GPU per
+  // node): the world communicator itself, and its figures' gather is the step's sync.
+  const bool whole_world = plan.groups.size() == 1 && plan.groups[0].members.size() == static_cast<std::size_t>(world_.size());
+  std::shared_ptr<NcclComm> split;
+  NcclComm* comm = nullptr;
+  bool first = true;
+  if (leader)
+    log_info("scale {}{}: {} ranks, transport {}", sname, mine->node.empty() ? "" : " on " + mine->node, n, transport);
+
+  for (const auto& name : opts_.collectives) {
+    const Collective& c = *find_collective(name);
+    for (Dtype dtype : opts_.dtypes) {
+      const auto di = info(dtype);
+      if (leader && !c.has_inplace)
+        job_record(std::string(c.name), Status::Skip,
+                   fmt::format("in-place {} is not defined (nccl-tests times it with one buffer for both sides and "
+                               "does not check it)", c.name),
+                   {{"scale", sname}, {"dtype", std::string(di.name)}, {"inplace", "1"}, {"ranks", std::to_string(n)},
+                    {"transport", transport}},
+                   mine->node);
+      std::vector<TableRow> table;
+      for (std::size_t size : sizes_) {
+        const std::string what =
+            fmt::format("{} {} {}, scale {}{}", c.name, di.name, format_bytes(static_cast<double>(size)), sname,
+                        mine && !mine->node.empty() ? " (" + mine->node + ")" : "");
+        begin_step({what, mine ? mine->members : everyone(), -1});
+        if (first) {
+          first = false;
+          if (whole_world) {
+            comm = &rt_->world_comm();
+          } else {
+            const WaitContext sctx{fmt::format("ncclCommSplit for scale {}", sname), everyone(), 2 * step_};
+            split = rt_->split(rt_->world_comm(), mine ? mine->color : NCCL_SPLIT_NOCOLOR, rank_, sctx);
+            comm = split.get();
+            current_ = {what, mine ? mine->members : everyone(), 2 * step_};
+          }
+        }
+        if (mine && comm && counts_for_size(c, size, di.size, n).param > 0) {  // same test as `measured` below
+          const RowResult r = bench_->measure_row(c, dtype, size, *comm, mine->members, current_);
+          if (leader) record_row(c, dtype, scale, *mine, transport, r, table);
+        }
+        // A count rounded down to 0 is not run: then the world sync is this step's only one.
+        const bool measured = mine && comm && counts_for_size(c, size, di.size, n).param > 0;
+        end_step(!whole_world || !measured);
+      }
+      if (leader && !table.empty()) {
+        log_info("{}", format_table(fmt::format("{} {} | scale {}{} | {} ranks | transport {} | NCCL {} {} | warmup {}, "
+                                                "{} x {} iters{} | time: mean over ranks of the median batch",
+                                                c.name, di.name, sname, mine->node.empty() ? "" : " " + mine->node, n,
+                                                transport, nccl_version(), opts_.nonblocking ? "nonblocking" : "blocking",
+                                                opts_.warmup_iters, opts_.batches, opts_.iters,
+                                                opts_.profile == Profile::Quick ? " (fewer above 256 MiB)" : ""),
+                                    table));
+        checkpoint_if_due(true);
+      }
+    }
+  }
+  // Everyone passed the last step's sync (2 * step_ - 1) before destroying.
+  if (split) rt_->release(split, {fmt::format("ncclCommDestroy for scale {}", sname), everyone(), 2 * step_ - 1});
+}
+
+void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
+                       const RowResult& r, std::vector<TableRow>& table) {
+  const auto di = info(dtype);
+  const int n = static_cast<int>(group.members.size());
+  TableRow row;
+  row.size_bytes = r.size_bytes;
+  row.count = r.counts.param;
+  row.type = std::string(di.table_name);
+  row.redop = std::string(c.redop);
+  row.root = c.rooted ? 0 : -1;
+  for (int p = 0; p < 2; ++p) {
+    const RowFigures f = row_figures(c, r, p, n);
+    PlacementFigures& pf = p == 0 ? row.out_of_place : row.in_place;
+    pf.run = f.run;
+    if (!f.run) continue;
+    pf.time_us = f.time_us;
+    pf.algbw = f.algbw;
+    pf.busbw = f.busbw;
+    pf.wrong = f.wrong;
+    const Params params = {{"bytes", std::to_string(r.size_bytes)}, {"count", std::to_string(r.counts.param)},
+                           {"dtype", std::string(di.name)},        {"inplace", p ? "1" : "0"},
+                           {"scale", std::string(scale_name(scale))}, {"ranks", std::to_string(n)},
+                           {"transport", transport}};
+    Status status = Status::Pass;
+    std::string message;
+    if (f.wrong > 0) {
+      std::vector<std::string> where;
+      for (const auto& [q, count] : f.wrong_by_rank) {
+        const int w = group.members[static_cast<std::size_t>(q)];
+        where.push_back(fmt::format("rank {} ({} GPU {}): {}", w, infos_[static_cast<std::size_t>(w)].host,
+                                    infos_[static_cast<std::size_t>(w)].device, count));
+      }
+      status = Status::Fail;
+      message = fmt::format("{} wrong elements in the result: {}", f.wrong, fmt::join(where, ", "));
+      log_error("{} {} {} {}: {}", c.name, di.name, format_bytes(static_cast<double>(r.size_bytes)),
+                p ? "in-place" : "out-of-place", message);
+    } else if (f.wrong < 0) {
+      message = "not verified (--check 0)";
+    }
+    const std::tuple<const char*, double, const char*> metrics[] = {
+        {"time", f.time_us, "us"}, {"algbw", f.algbw, "GB/s"}, {"busbw", f.busbw, "GB/s"}};
+    for (const auto& [metric, value, unit] : metrics) {
+      Record rec;
+      rec.rank = kJobLevel;
+      rec.node = group.node;
+      rec.test = std::string(c.name);
+      rec.metric = metric;
+      rec.value = value;
+      rec.unit = unit;
+      rec.params = params;
+      rec.status = status;
+      rec.message = message;
+      add(std::move(rec));
+    }
+  }
+  table.push_back(std::move(row));
+}
+
+// ---------------------------------------------------------------- faults
+
+void Sweep::handle_fault(const Fault& f) {
+  if (rt_) rt_->acknowledge_fault();
+  log_error("nccl-scaling stops: {}", f.what());
+  if (rt_) {
+    auto g = rt_->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
+    rt_->abort_all();
+    if (f.kind() != Fault::Kind::Stopped)
+      rt_->board().raise_abort(fmt::format("rank {} ({}): {}", rank_, world_.hostname(), f.what()));
+  }
+
+  // Name the ranks that did not arrive. Every rank that noticed has the same view, so the
+  // first rank that did arrive records the failure, and the report gets one FAIL.
+  const std::vector<int> members = f.context().members.empty() ? everyone() : f.context().members;
+  const long long target = f.context().target;
+  std::vector<Laggard> laggards;
+  bool records = f.kind() != Fault::Kind::Stopped;
+  if (rt_ && target >= 0) {
+    const auto board = rt_->board().read(members);
+    // Dead: silent for two heartbeat periods (a live rank in a long wait beats every second).
+    laggards = find_laggards(board, members, target, unix_now(), 2 * opts_.heartbeat_s + 1);
+    std::erase_if(laggards, [&](const Laggard& l) { return l.rank == rank_; });  // my own line may lag
+    int first = first_arrived(board, members, target);
+    if (std::find(members.begin(), members.end(), rank_) != members.end() && (first < 0 || rank_ < first)) first = rank_;
+    records = records && first == rank_;
+    if (!records && f.kind() != Fault::Kind::Stopped) log_error("rank {} records this failure", first);
+  }
+  std::string who;
+  if (laggards.empty()) {
+    who = "every rank arrived: the operation itself did not complete (a GPU, NVLink, network or NCCL fault among "
+          "these ranks)";
+  } else {
+    who = "ranks that did not arrive: " +
+          describe_laggards(laggards, [this](long long p) { return describe_progress(p); });
+  }
+  // "all_reduce float 64 MiB, scale all, out-of-place, timed batch 2: did not finish within
+  // 120 s; ranks that did not arrive: 5 (node2, no heartbeat for 131 s: dead?, ...)"
+  const std::string message = f.kind() == Fault::Kind::Stopped
+                                  ? f.detail()
+                                  : fmt::format("{}: {}; {}", f.context().what, f.detail(), who);
+  log_error("{}", message);
+
+  {
+    std::unique_lock lock(results_mu_, std::defer_lock);
+    if (lock.try_lock_for(std::chrono::seconds(10))) {
+      if (records) {
+        Record r;
+        const bool in_step = step_ < static_cast<long>(steps_.size()) && target >= 0;
+        r.test = in_step ? steps_[static_cast<std::size_t>(step_)].test : "phase";
+        if (in_step) r.params = steps_[static_cast<std::size_t>(step_)].params;
+        r.status = Status::Fail;
+        r.message = message;
+        ctx_.results.add(std::move(r));
+      }
+      if (rank_ == 0 && !pending_pairs_.empty()) {
+        lock.unlock();
+        judge_pending_pairs();
+        lock.lock();
+      }
+      try {
+        ctx_.results.checkpoint();
+      } catch (const std::exception& e) {
+        log_error("results checkpoint failed: {}", e.what());
+      }
+    }
+  }
+
+  // The final gather goes through World; a dead rank would keep it waiting for PMIx's
+  // timeout (600 s). Every survivor gets there within seconds of the first one (the abort
+  // notice), so a short one is enough; rank 0 then writes the file from the checkpoints.
+  const double gather_s = std::max(30.0, 3 * last_step_s_ + 10);
+  const char* current = std::getenv("GPUACCEPT_PMIX_TIMEOUT");
+  if (!current || std::atof(current) <= 0 || std::atof(current) > gather_s)
+    setenv("GPUACCEPT_PMIX_TIMEOUT", fmt::format("{:.0f}", gather_s).c_str(), 1);
+  // Whatever happens next (a GPU that ignores the abort makes even exit() wait), the
+  // process is gone a bounded time from now.
+  std::thread([limit = gather_s + 120] {
+    std::this_thread::sleep_for(WatchDuration(limit));
+    log_error("still running {:.0f} s after a fault: ending the process", limit);
+    std::_Exit(1);
+  }).detach();
+  if (rt_) {
+    rt_->abandon();
+    // Never freed: a kernel that ignored the abort would make cudaFree wait forever.
+    (void)bench_.release();
+    (void)sync_done_.release();
+    (void)rt_.release();
+  }
+}
+
+void Sweep::last_resort(const std::string& why) {
+  // The watchdog thread, with the main thread stuck: record, checkpoint, take part in the
+  // final gather (rank 0 writes the file), then end the process.
+  std::unique_lock lock(results_mu_, std::defer_lock);
+  if (lock.try_lock_for(std::chrono::seconds(5))) {
+    Record r;
+    const bool in_step = step_ < static_cast<long>(steps_.size());
+    r.test = in_step ? steps_[static_cast<std::size_t>(step_)].test : "phase";
+    if (in_step) r.params = steps_[static_cast<std::size_t>(step_)].params;
+    r.status = Status::Fail;
+    r.message = fmt::format("rank {} ({}): {}; the process ends here", rank_, world_.hostname(), why);
+    ctx_.results.add(std::move(r));
+    try {
+      ctx_.results.checkpoint();
+    } catch (const std::exception& e) {
+      log_error("results checkpoint failed: {}", e.what());
+    }
+  }
+  if (rt_) rt_->board().raise_abort(fmt::format("rank {} ({}): {}", rank_, world_.hostname(), why));
+  setenv("GPUACCEPT_PMIX_TIMEOUT", "30", 1);
+  try {
+    ctx_.results.finish();
+  } catch (const std::exception& e) {
+    log_error("final gather failed: {}", e.what());
+  }
+  log_error("ending the process");
+  std::_Exit(1);
+}
+
+}  // namespace gpuaccept::nccl_scaling

@@ -1,0 +1,106 @@
+// The Sweep class behind run_nccl_scaling(): sweep.cpp (setup, collective scales, faults)
+// and pair_sweep.cpp (pairwise isolation) share it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/progress.h"
+#include "nccl-scaling/bench.h"
+#include "nccl-scaling/options.h"
+#include "nccl-scaling/pairs.h"
+#include "nccl-scaling/plan.h"
+#include "nccl-scaling/runtime.h"
+#include "nccl-scaling/table.h"
+#include "phase/phase_runner.h"
+
+namespace gpuaccept::nccl_scaling {
+
+// What this rank found about its GPU, exchanged once through World.
+struct RankInfo {
+  std::string host;
+  std::string error;  // non-empty: this rank cannot take part (no device, ...)
+  int device = -1;
+  std::string name, uuid, pci_bus_id;
+  std::size_t mem_free = 0, mem_total = 0;
+  RankLinks links;
+};
+
+// One step of the plan: what every rank does at the same time.
+struct StepInfo {
+  std::string name;  // "all_reduce float 64 MiB intra_node"
+  std::string test;  // the record test a failure in this step is filed under
+  Params params;
+};
+
+class Sweep {
+ public:
+  Sweep(PhaseContext& ctx, Options options);
+  void run();
+
+ private:
+  PhaseContext& ctx_;
+  Options opts_;
+  World& world_;
+  const int rank_;
+  Topology topo_;
+  std::vector<RankInfo> infos_;
+  NcclNetEnv net_env_;
+  std::vector<std::size_t> sizes_;
+  std::size_t pair_bytes_ = 0;
+  std::size_t buffer_bytes_ = 0;
+  std::vector<StepInfo> steps_;
+  std::unique_ptr<Runtime> rt_;
+  std::unique_ptr<Bench> bench_;
+  std::unique_ptr<Progress> progress_;
+  std::unique_ptr<CudaEvent> sync_done_;  // the end-of-step sync and the pair rounds' gather
+  std::timed_mutex results_mu_;  // the watchdog's last resort writes records too
+  long step_ = 0;
+  WatchTime step_started_{};
+  double last_step_s_ = 0;
+  WaitContext current_;
+  WatchTime last_checkpoint_{};
+  bool dirty_ = false;
+  // node/gpu pair results, kept by rank 0 until the pair scale is judged
+  Scale pending_scale_ = Scale::NodePair;
+  std::vector<PairResult> pending_pairs_;
+
+  // setup (sweep.cpp)
+  bool check_devices();
+  void plan_steps();
+  void publish_environment();
+  std::string describe_progress(long long progress) const;
+  std::vector<int> everyone() const;
+
+  // records
+  void add(Record r);
+  void job_record(const std::string& test, Status status, const std::string& message, Params params,
+                  const std::string& node = "");
+  void record_skips(const std::string& reason, Params extra = {});
+  void checkpoint_if_due(bool force);
+
+  // steps
+  void begin_step(const WaitContext& ctx);
+  void end_step(bool world_sync);
+  void world_sync();
+  // Every rank's 4 doubles to every rank over the world communicator; returns rank r's at
+  // [4r, 4r+4) of Runtime::stats_host() + 4. Also the step's sync.
+  const double* world_gather(const double (&mine)[4], const WaitContext& ctx);
+  std::vector<int> gpu_index_of_rank() const;
+  void run_collective_scale(Scale scale);
+  void record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
+                  const RowResult& r, std::vector<TableRow>& table);
+
+  // pairwise (pair_sweep.cpp)
+  void run_pair_scale(Scale scale);
+  void judge_pending_pairs();
+
+  // faults
+  void handle_fault(const Fault& fault);
+  void last_resort(const std::string& why);
+  std::string transport_of(const std::vector<int>& members) const;
+};
+
+}  // namespace gpuaccept::nccl_scaling
