@@ -38,8 +38,11 @@ GpuInfo describe(const Nvml& nvml, Nvml::Device d) {
   const auto states = nvml.nvlink_states(d);
   for (unsigned link = 0; link < states.size(); ++link) {
     if (!states[link]) continue;
-    NvLink l{static_cast<int>(link), *states[link], ""};
-    if (l.active) l.remote_bus_id = nvml.nvlink_remote_bus_id(d, link);
+    NvLink l{static_cast<int>(link), *states[link], "", ""};
+    if (l.active) {
+      l.remote_bus_id = nvml.nvlink_remote_bus_id(d, link);
+      l.remote_type = nvml.nvlink_remote_type(d, link);
+    }
     g.nvlinks.push_back(l);
   }
   return g;
@@ -72,10 +75,15 @@ GpuInventory read_gpu_inventory() {
   const std::size_t n = handles.size();
   inv.nvlink_matrix.assign(n, std::vector<int>(n, 0));
   inv.pcie_matrix.assign(n, std::vector<std::string>(n, ""));
+  std::vector<int> switch_links(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (const auto& l : inv.node_gpus[i].nvlinks) switch_links[i] += l.active && l.remote_type == "switch";
   for (std::size_t i = 0; i < n; ++i) {
     for (const auto& l : inv.node_gpus[i].nvlinks)
       for (std::size_t j = 0; j < n; ++j)
         if (l.active && j != i && same_bus(l.remote_bus_id, inv.node_gpus[j].pci_bus_id)) ++inv.nvlink_matrix[i][j];
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != i) inv.nvlink_matrix[i][j] += std::min(switch_links[i], switch_links[j]);
     for (std::size_t j = 0; j < n; ++j) inv.pcie_matrix[i][j] = i == j ? "X" : nvml.pcie_path(handles[i], handles[j]);
   }
 
@@ -107,7 +115,8 @@ nlohmann::json opt(const std::optional<T>& v) {
 
 void to_json(nlohmann::json& j, const GpuInfo& g) {
   nlohmann::json links = nlohmann::json::array();
-  for (const auto& l : g.nvlinks) links.push_back({{"link", l.link}, {"active", l.active}, {"remote", l.remote_bus_id}});
+  for (const auto& l : g.nvlinks)
+    links.push_back({{"link", l.link}, {"active", l.active}, {"remote", l.remote_bus_id}, {"remote_type", l.remote_type}});
   j = {{"cuda_index", g.cuda_index}, {"nvml_index", g.nvml_index}, {"name", g.name},
        {"uuid", g.uuid},             {"pci_bus_id", g.pci_bus_id}, {"memory_bytes", g.memory_bytes},
        {"compute_capability", g.compute_capability}, {"mig_enabled", opt(g.mig_enabled)},

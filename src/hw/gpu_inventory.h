@@ -15,6 +15,7 @@ struct NvLink {
   int link = 0;
   bool active = false;
   std::string remote_bus_id;  // "" when inactive
+  std::string remote_type;    // "gpu" (direct), "switch" (through NVSwitch), ...
 };
 
 struct GpuInfo {
@@ -35,7 +36,9 @@ struct GpuInventory {
   std::string cuda_runtime_version;  // "13.0" (what this binary runs with)
   std::vector<GpuInfo> visible;      // this rank's GPUs, by CUDA index
   std::vector<GpuInfo> node_gpus;    // every GPU NVML sees on the node, by NVML index
-  // links[i][j]: active NVLinks from node GPU i to node GPU j; pcie[i][j]: PCIe path.
+  // nvlink_matrix[i][j]: NVLinks joining node GPUs i and j, as `nvidia-smi topo -m`
+  // counts them (direct links, or on NVSwitch systems the links both GPUs have to the
+  // switches); pcie_matrix[i][j]: the PCIe path.
   std::vector<std::vector<int>> nvlink_matrix;
   std::vector<std::vector<std::string>> pcie_matrix;
 };

@@ -1,6 +1,7 @@
 #include "hw/host_inventory.h"
 
 #include <sched.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -25,8 +26,9 @@ CpuInventory read_cpu_inventory() {
     c.numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
     if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0))
       if (const char* m = hwloc_obj_get_info_by_name(pkg, "CPUModel")) c.model = m;
-    hwloc_obj_t root = hwloc_get_root_obj(topo);
-    c.memory_bytes = root->total_memory;
+    // hwloc counts the memory of the NUMA nodes it could read; the kernel's page
+    // count is the figure an operator compares with the datasheet.
+    c.memory_bytes = static_cast<unsigned long long>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   }
   hwloc_topology_destroy(topo);
   return c;

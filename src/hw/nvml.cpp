@@ -152,6 +152,17 @@ std::string Nvml::nvlink_remote_bus_id(Device d, unsigned link) const {
   return call(*this, "nvmlDeviceGetNvLinkRemotePciInfo_v2", d, link, &pci) == NVML_SUCCESS ? pci.busId : "";
 }
 
+std::string Nvml::nvlink_remote_type(Device d, unsigned link) const {
+  int type = -1;  // nvmlIntNvLinkDeviceType_t: 0 GPU, 1 IBM NPU, 2 NVSwitch, 0xFF unknown
+  if (call(*this, "nvmlDeviceGetNvLinkRemoteDeviceType", d, link, &type) != NVML_SUCCESS) return "";
+  switch (type) {
+    case 0: return "gpu";
+    case 1: return "npu";
+    case 2: return "switch";
+  }
+  return "";
+}
+
 std::string Nvml::pcie_path(Device a, Device b) const {
   nvmlGpuTopologyLevel_t level{};
   if (call(*this, "nvmlDeviceGetTopologyCommonAncestor", a, b, &level) != NVML_SUCCESS) return "";

@@ -42,6 +42,8 @@ class Nvml {
   std::vector<std::optional<bool>> nvlink_states(Device d) const;
   // The PCI bus id at the far end of an active link.
   std::string nvlink_remote_bus_id(Device d, unsigned link) const;
+  // What the far end of a link is: "gpu", "switch" (NVSwitch systems), "npu" or "".
+  std::string nvlink_remote_type(Device d, unsigned link) const;
   // PCIe common ancestor level between two GPUs, as nvidia-smi topo names it
   // ("PIX", "PXB", "PHB", "NODE", "SYS"); "" when unknown.
   std::string pcie_path(Device a, Device b) const;

@@ -11,14 +11,17 @@ extra=$GPA_PREFIX/lib-extra
 if [ ! -d "$extra" ]; then
   mkdir -p "$extra"
   known=$(ldconfig -p | awk '{print $1}' | sort -u)
-  find "$GPA_PREFIX/usr/lib/x86_64-linux-gnu" -maxdepth 3 -name 'lib*.so*' \( -type f -o -type l \) | while read -r f; do
+  find "$GPA_PREFIX/usr/lib/x86_64-linux-gnu" "$GPA_PREFIX/lib/x86_64-linux-gnu" -maxdepth 3 -name 'lib*.so*' \( -type f -o -type l \) | while read -r f; do
     name=$(basename "$f")
+    # PMIx must be the version Slurm's mpi/pmix plugin was built with, even where the
+    # machine has another (an MPI's).
+    case $name in libpmix*) ln -sf "$f" "$extra/$name"; continue ;; esac
     grep -qxF "$name" <<<"$known" || ln -sf "$f" "$extra/$name"
   done
 fi
 lib=$GPA_PREFIX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$extra:$lib/slurm-wlm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$PATH
+export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$GPA_PREFIX/bin:$GPA_PREFIX/sbin:$PATH
 export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
 export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
 # NVLink multicast off everywhere on the lent machines (it can take the host's GPUs down).
