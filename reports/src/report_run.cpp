@@ -83,7 +83,7 @@ int run_report(const ReportOptions& o) {
   write_text(out / "junit.xml", junit_xml(report));
 
   log_info("{}: {} ({} checks: {} failed, {} errors; {} rule verdicts: {} failed, {} warnings)", o.run_dir.string(),
-           fails_run(report.verdict) ? "FAIL" : "PASS", report.check_counts.total(),
+           verdict_word(report), report.check_counts.total(),
            report.check_counts.count(Level::Fail), report.check_counts.count(Level::Error), report.rule_counts.total(),
            report.rule_counts.count(Level::Fail), report.rule_counts.count(Level::Warn));
   log_info("thresholds: {} ({})", choice.file.string(), choice.reason);

@@ -1,6 +1,7 @@
 // The report as a program: options in, three files and an exit code out.
-//   0: nothing FAILs or ERRORs; 1: something does; 2: unusable input (no run
-//   directory, a malformed thresholds file: the message names file, line and key).
+//   0: PASS, nothing FAILs or ERRORs; 1: something does; 2: unusable input (no run
+//   directory, a malformed thresholds file: the message names file, line and key);
+//   3: INCOMPLETE, nothing failed but a phase measured nothing (all SKIP).
 #pragma once
 
 #include <filesystem>

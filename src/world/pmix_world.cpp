@@ -62,7 +62,10 @@ class PmixWorld final : public World {
     return get(key, root);
   }
 
-  void barrier() override { fence(false); }
+  // A fence that collects data, even none: Slurm's mpi/pmix (22.05) may complete a
+  // non-collecting fence before every node has entered it (seen on the local cluster:
+  // a rank left the barrier while a rank on the other node was still reading).
+  void barrier() override { fence(true); }
 
  private:
   pmix_proc_t me_{};

@@ -2,6 +2,7 @@
 // shell tests read as a list of expectations:
 //   results-check FILE --phase discover --ranks 4 --hosts 2 --document inventory
 //   results-check FILE --record-status shared_fs=FAIL --message-contains shared_fs=gpa-node2
+//   results-check FILE --all-status SKIP --no-status FAIL
 // Exit 0 when every expectation holds; 1 and one line per failed expectation otherwise.
 #include <set>
 
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   std::string path, phase;
   int ranks = -1, hosts = -1;
   std::vector<std::string> documents, statuses, contains;
-  std::string complete;
+  std::string complete, all_status;
+  std::vector<std::string> absent_statuses;
   CLI::App app{"Checks a gpuaccept results file (for tests)"};
   app.add_option("file", path)->required();
   app.add_option("--phase", phase, "the phase attribute");
@@ -27,6 +29,8 @@ int main(int argc, char** argv) {
   app.add_option("--record-status", statuses, "TEST=STATUS: some record of TEST has STATUS");
   app.add_option("--message-contains", contains, "TEST=TEXT: some record of TEST mentions TEXT");
   app.add_option("--complete", complete, "the complete attribute (yes, partial)");
+  app.add_option("--all-status", all_status, "every record has this status");
+  app.add_option("--no-status", absent_statuses, "no record has this status");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> failures;
@@ -82,6 +86,13 @@ int main(int argc, char** argv) {
     bool found = false;
     for (const auto& r : f.records) found |= r.test == test && r.message.find(text) != std::string::npos;
     expect(found, fmt::format("no record of {} mentions '{}'", test, text));
+  }
+  for (const auto& r : f.records) {
+    const std::string st(to_string(r.status));
+    if (!all_status.empty() && st != all_status)
+      failures.push_back(fmt::format("{} of rank {} is {}, not {}: {}", r.test, r.rank, st, all_status, r.message));
+    for (const auto& absent : absent_statuses)
+      if (st == absent) failures.push_back(fmt::format("{} of rank {} is {}: {}", r.test, r.rank, st, r.message));
   }
   for (const auto& msg : failures) fmt::print("FAIL {}: {}\n", path, msg);
   if (failures.empty()) fmt::print("ok {}: {} records\n", path, f.records.size());

@@ -7,12 +7,6 @@
 set -euo pipefail
 report=$1 fixture=$2 work=$3
 
-browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [[ -z $browser ]]; then
-  echo "SKIP: no chromium installed (apt-get install chromium)"
-  exit 77
-fi
-
 fail() { echo "FAIL (browser): $*" >&2; exit 1; }
 
 rm -rf "$work"
@@ -24,16 +18,8 @@ rc=$?
 set -e
 [[ $rc == 1 ]] || fail "report exit code $rc, expected 1 (the fixture has a slow GPU)"
 
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
-       --disable-component-update --disable-sync --user-data-dir="$profile" --window-size=1400,2000)
-url="file://$work/run/report.html"
-timeout 60 "$browser" "${flags[@]}" --screenshot="$work/report.png" "$url" >"$work/chromium.log" 2>&1 ||
-  fail "chromium --screenshot failed: $(tail -3 "$work/chromium.log")"
-[[ -s $work/report.png ]] || fail "no screenshot written"
-timeout 60 "$browser" "${flags[@]}" --dump-dom "$url" >"$work/dom.html" 2>>"$work/chromium.log" ||
-  fail "chromium --dump-dom failed"
+here=$(dirname "$0")
+"$here/chromium.sh" "$work/run/report.html" "$work/report.png" "$work/dom.html"
 
 python3 - "$work/dom.html" <<'PY'
 import re, sys

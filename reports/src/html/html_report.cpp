@@ -1,6 +1,7 @@
 #include "html/html_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "html/html_escape.h"
 #include "html/html_sections.h"
@@ -25,10 +26,13 @@ std::string tally_text(const LevelTally& t, std::string_view skip_word = "SKIP")
 
 std::string verdict_section(const Report& r) {
   const Level v = r.verdict;
-  const std::string word = fails_run(v) ? "FAIL" : "PASS";
+  const std::string word(verdict_word(r));
+  const bool incomplete = word == "INCOMPLETE";
   const std::string note = fails_run(v)         ? "not accepted: something failed"
+                           : incomplete         ? fmt::format("not accepted: nothing failed, but {} measured nothing "
+                                                              "(every check SKIP; see why below)",
+                                                              html_escape(fmt::format("{}", fmt::join(r.skipped_phases, ", "))))
                            : v == Level::Warn   ? "accepted, with warnings"
-                           : v == Level::Skip   ? "nothing was measured"
                                                 : "accepted";
   return fmt::format(
       R"(<section id="verdict" class="verdict {cls}">
@@ -41,7 +45,7 @@ std::string verdict_section(const Report& r) {
 </div>
 </section>
 )",
-      fmt::arg("cls", fails_run(v) ? "fail" : v == Level::Warn ? "warn" : "pass"), fmt::arg("word", word),
+      fmt::arg("cls", fails_run(v) ? "fail" : incomplete ? "skip" : v == Level::Warn ? "warn" : "pass"), fmt::arg("word", word),
       fmt::arg("note", note), fmt::arg("checks", r.check_counts.total()),
       fmt::arg("check_tally", tally_text(r.check_counts)), fmt::arg("rules", r.rule_counts.total()),
       fmt::arg("rule_tally", tally_text(r.rule_counts, "NO DATA")), fmt::arg("file", html_escape(r.thresholds.file.string())),

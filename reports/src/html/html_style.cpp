@@ -38,6 +38,7 @@ footer { text-align: center; color: var(--muted); padding: 16px; font-size: 12px
 .verdict.pass { background: linear-gradient(135deg, #1a7f37, #2da44e); }
 .verdict.warn { background: linear-gradient(135deg, #9a6700, #bf8700); }
 .verdict.fail { background: linear-gradient(135deg, #a40e26, #cf222e); }
+.verdict.skip { background: linear-gradient(135deg, #57606a, #6e7781); }
 .verdict-word { font-size: 64px; font-weight: 800; letter-spacing: .04em; line-height: 1; }
 .verdict-note { font-size: 18px; font-weight: 600; margin-bottom: 6px; }
 .verdict-counts { margin: 3px 0; }

@@ -25,7 +25,15 @@ Level Report::rule_level(const Record& r) const {
   return it == rule_levels.end() ? Level::Pass : it->second;
 }
 
-int exit_code(const Report& r) { return fails_run(r.verdict) ? 1 : 0; }
+std::string_view verdict_word(const Report& r) {
+  if (fails_run(r.verdict)) return "FAIL";
+  return r.skipped_phases.empty() ? "PASS" : "INCOMPLETE";
+}
+
+int exit_code(const Report& r) {
+  if (fails_run(r.verdict)) return 1;
+  return r.skipped_phases.empty() ? 0 : kExitIncomplete;
+}
 
 namespace {
 
@@ -96,6 +104,8 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   all.add(rep.rule_counts);
   rep.verdict = all.summary();
   rep.phases = summarize_phases(run, rep.verdicts);
+  for (const auto& p : rep.phases)
+    if (p.checks.total() > 0 && p.checks.summary() == Level::Skip) rep.skipped_phases.push_back(p.phase);
 
   std::vector<std::string> hosts;
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);

@@ -46,6 +46,9 @@ struct Report {
   LevelTally rule_counts;       // every rule verdict, by outcome
 
   std::vector<PhaseSummary> phases;  // known phases in pipeline order, then others
+  // Phases that ran but measured nothing (every record SKIP): the run cannot accept the
+  // cluster, so the verdict is INCOMPLETE rather than PASS when nothing failed.
+  std::vector<std::string> skipped_phases;
   std::vector<Record> checks;        // every record of the run (plus ERRORs about files)
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
@@ -61,7 +64,12 @@ struct Report {
 // Identifies a record among a run's records for cross-references (rules to records).
 std::string record_identity(const Record& r);
 
-int exit_code(const Report& r);  // 0: nothing FAILs or ERRORs, 1: something does
+// "FAIL" (something FAILs or ERRORs), "INCOMPLETE" (nothing does, but a phase SKIPped
+// as a whole) or "PASS".
+std::string_view verdict_word(const Report& r);
+
+inline constexpr int kExitIncomplete = 3;
+int exit_code(const Report& r);  // 0: PASS, 1: FAIL, kExitIncomplete: INCOMPLETE
 
 // The order phases run in a pipeline; the report lists them so, others after.
 const std::vector<std::string>& pipeline_phases();

@@ -65,7 +65,8 @@ json summary_json(const Report& r) {
   j["run_dir"] = r.run_dir;
   j["generated_at"] = r.generated_at;
   j["tool_version"] = r.tool_version;
-  j["verdict"] = fails_run(r.verdict) ? "FAIL" : "PASS";
+  j["verdict"] = verdict_word(r);
+  j["skipped_phases"] = r.skipped_phases;
   j["worst_level"] = to_string(r.verdict);
   j["counts"] = {{"checks", tally_json(r.check_counts)}, {"rules", tally_json(r.rule_counts)}};
   j["thresholds"] = {{"file", r.thresholds.file.string()}, {"model", r.thresholds.model},
