@@ -41,7 +41,6 @@ class LtGemm {
   LtMatmulDesc desc_;
   LtMatrixLayout a_, b_, d_;
   DeviceBuffer<std::byte> workspace_;
-  DeviceBuffer<float> scales_;  // fp8's A and B scale factors, both 1
 };
 
 }  // namespace gpuaccept::smoke

@@ -23,6 +23,9 @@ lib=$GPA_PREFIX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$extra:$lib/slurm-wlm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$GPA_PREFIX/bin:$GPA_PREFIX/sbin:$PATH
 export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
+# The carried libpmix looks for its plugins where Debian installs them; the machine may
+# have another PMIx there (Ubuntu's), whose plugins do not load into ours.
+export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
 export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
 # NVLink multicast off everywhere on the lent machines (it can take the host's GPUs down).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
