@@ -75,6 +75,17 @@ Runtime::Runtime(World& world, const Options& options, Setup setup)
     }
   });
 
+  // From here on the threads run: a failure must stop them before the exception leaves the
+  // constructor (no destructor runs then, and a joinable std::thread would terminate us).
+  try {
+    init_device_and_comm();
+  } catch (...) {
+    stop_threads();
+    throw;
+  }
+}
+
+void Runtime::init_device_and_comm() {
   stream_ = std::make_unique<CudaStream>();
   buffer_bytes_ = setup_.buffer_bytes;
   send_ = DeviceBuffer<char>(buffer_bytes_);

@@ -161,6 +161,7 @@ class Runtime {
   bool heartbeat_stop_ = false;
   std::thread heartbeat_;
 
+  void init_device_and_comm();  // the constructor's second half: buffers, world communicator
   void beat();  // one heartbeat-thread round: write the board, read the abort notice
   void stop_threads();
   void take_last_resort(const std::string& why);

@@ -1,0 +1,60 @@
+// The ddp phase's settings: keys under `ddp.` in the YAML config (flags override the
+// model, batch and step counts), each with the default used when the key is absent.
+// Read and validated once, before any GPU work, so a typo names its file, line and key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "config/config.h"
+#include "ddp/gpt_config.h"
+
+namespace gpuaccept::ddp {
+
+struct DdpConfig {
+  // Model and batch
+  std::string model = "gpt2_124m";  // ddp.model: a preset (gpt_config.h)
+  int micro_batch = 16;             // ddp.micro_batch: sequences per GPU per micro-step
+  int seq_len = 1024;               // ddp.seq_len
+  int grad_accum = 1;               // ddp.grad_accum: micro-steps per optimizer step
+  // Training run (all GPUs): its loss curve is the learning check, its speed the figures
+  int steps = 60;                   // ddp.steps
+  int timing_skip = 5;              // ddp.timing_skip: first steps left out of the timing
+  double learn_fraction = 0.5;      // ddp.learn_fraction: final loss must cover this fraction
+                                    // of the gap from ln(vocab) down to the data's entropy floor
+  // Optimizer: AdamW (decay on matrices and embeddings only), linear warm-up, clipping
+  double lr = 6e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;  // ddp.lr ...
+  int lr_warmup = 10;               // ddp.lr_warmup (steps)
+  double grad_clip = 1.0;           // ddp.grad_clip: global-norm clipping; 0 = none
+  // Data parallelism
+  double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
+  // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file
+  int data_vocab = 512;             // ddp.data_vocab
+  int data_successors = 4;          // ddp.data_successors
+  std::uint64_t seed = 1234;        // ddp.seed: initial weights and data
+  std::string data_file;            // ddp.data_file: llm.c token file (.bin, uint16 ids)
+  // Checks
+  bool gradient_check = true;       // ddp.gradient_check: GPU vs float64 CPU reference, tiny model
+  double grad_tolerance = 0.05;     // ddp.grad_tolerance: relative L2 error per tensor
+  double loss_tolerance = 0.02;     // ddp.loss_tolerance: |loss GPU - loss CPU|, nats
+  int equivalence_steps = 4;        // ddp.equivalence_steps: 1 GPU x N shards vs N GPUs; 0 = off
+  double equivalence_tolerance = 0.02;  // ddp.equivalence_tolerance: max |loss difference|, nats
+  int scaling_steps = 15;           // ddp.scaling_steps: per scale (1 GPU, one node); 0 = off
+  // Limits
+  double step_timeout_s = 300;      // ddp.step_timeout_s: a step (or collective) that takes longer is a hang
+  double peak_tflops = 0;           // ddp.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model
+};
+
+// Flags for the values an operator changes most; applied over the config by load_ddp_config.
+struct DdpFlags {
+  std::string model;
+  int micro_batch = 0, seq_len = 0, grad_accum = 0, steps = 0;
+};
+void add_ddp_flags(CLI::App& app, DdpFlags& flags);
+
+// Throws InputError naming the file, line and key of a bad value.
+DdpConfig load_ddp_config(const Config& config, const DdpFlags& flags);
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,302 @@
+#include "ddp/ddp_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "cuda/cuda_check.h"
+#include "ddp/cpu_reference.h"
+#include "ddp/gradient_check.h"
+#include "ddp/gpu/gpt_model.h"
+#include "ddp/run_summary.h"
+#include "ddp/token_source.h"
+#include "ddp/trainer.h"
+#include "nccl-scaling/runtime.h"
+
+namespace gpuaccept::ddp {
+
+namespace {
+
+using nccl_scaling::Fault;
+using nccl_scaling::Runtime;
+
+struct Device {
+  int index = -1;
+  std::string name, reason;
+};
+
+Device select_device(const World& world) {
+  Device d;
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    d.reason = e != cudaSuccess ? fmt::format("no CUDA device: {}", cudaGetErrorString(e))
+                                : "no CUDA device: none visible to this process";
+    return d;
+  }
+  // Slurm gives each task its own GPU (one visible); otherwise local rank i takes GPU i.
+  if (count > 1 && world.local_size() > count) {
+    d.reason = fmt::format("{} ranks on this node but only {} GPUs visible", world.local_size(), count);
+    return d;
+  }
+  d.index = count == 1 ? 0 : world.local_rank();
+  GPUACCEPT_CUDA_CHECK(cudaSetDevice(d.index));
+  cudaDeviceProp prop{};
+  GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, d.index));
+  d.name = prop.name;
+  return d;
+}
+
+std::vector<int> all_ranks(int size) {
+  std::vector<int> r(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) r[static_cast<std::size_t>(i)] = i;
+  return r;
+}
+
+// The data shards of `rank`: one per micro-batch, distinct across ranks.
+std::vector<int> shards_of(int rank, int accum) {
+  std::vector<int> s;
+  for (int a = 0; a < accum; ++a) s.push_back(rank * accum + a);
+  return s;
+}
+
+class DdpPhase {
+ public:
+  DdpPhase(PhaseContext& ctx, const DdpConfig& config)
+      : ctx_(ctx), world_(ctx.world), config_(config), results_(ctx.results) {}
+  void run();
+
+ private:
+  PhaseContext& ctx_;
+  World& world_;
+  const DdpConfig& config_;
+  ResultWriter& results_;
+  Device device_;
+  std::string stage_ = "setup";
+  int steps_done_ = 0;
+
+  void skip_all(const std::string& why);
+  void gradient_check();
+  void train(const TokenSource& data);
+  void handle_fault(const std::string& what, Runtime* rt);
+  const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
+};
+
+void DdpPhase::skip_all(const std::string& why) {
+  for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
+    results_.check(test, Status::Skip, why);
+}
+
+void DdpPhase::run() {
+  device_ = select_device(world_);
+  if (device_.index < 0) {
+    log_rank0("ddp: SKIP: {}", device_.reason);
+    skip_all(device_.reason);
+    return;
+  }
+  if (config_.gradient_check) gradient_check();
+  else results_.check("gradient_check", Status::Skip, "ddp.gradient_check is false");
+  results_.checkpoint();
+
+  std::unique_ptr<TokenSource> data;
+  const GptConfig model = preset_by_name(config_.model);
+  data = config_.data_file.empty() ? markov_source(config_.data_vocab, config_.seed, config_.data_successors)
+                                   : file_source(config_.data_file, model.vocab, config_.seq_len);
+  log_rank0("ddp: {} ({} parameters), {} x {} tokens per GPU per micro-step, {} micro-steps per step, data: {}",
+            config_.model, parameter_count(model), config_.micro_batch, config_.seq_len, config_.grad_accum,
+            data->describe());
+  train(*data);
+}
+
+void DdpPhase::gradient_check() {
+  stage_ = "gradient check";
+  const GradientCheck g = run_gradient_check(config_.seed);
+  const auto worst = std::max_element(g.tensors.begin(), g.tensors.end(),
+                                      [](const TensorError& a, const TensorError& b) { return a.rel_l2 < b.rel_l2; });
+  const double loss_err = std::abs(g.loss_gpu - g.loss_cpu);
+  const bool ok = loss_err <= config_.loss_tolerance && worst->rel_l2 <= config_.grad_tolerance &&
+                  g.padding_grad_max == 0.0;
+  std::string detail;
+  for (const auto& t : g.tensors) detail += fmt::format("{}{} {:.2e}", detail.empty() ? "" : ", ", t.name, t.rel_l2);
+  const Params shape{{"model", fmt::format("V{} T{} L{} NH{} C{}", g.config.vocab, g.config.max_seq, g.config.layers,
+                                           g.config.heads, g.config.channels)},
+                     {"batch", fmt::format("{}x{}", g.B, g.T)}};
+  const std::string message = fmt::format(
+      "loss GPU {:.6f} vs CPU float64 {:.6f} (|diff| {:.2e}, tolerance {}); worst gradient {} relative L2 error {:.2e} "
+      "(tolerance {}); padding rows' gradient max {:.1e} (must be 0); per tensor: {}",
+      g.loss_gpu, g.loss_cpu, loss_err, config_.loss_tolerance, worst->name, worst->rel_l2, config_.grad_tolerance,
+      g.padding_grad_max, detail);
+  Record& r = results_.measure("gradient_check", "max_rel_err", worst->rel_l2, "", shape);
+  r.status = ok ? Status::Pass : Status::Fail;
+  r.message = message;
+  results_.measure("gradient_check", "loss_abs_err", loss_err, "nats", shape).status =
+      loss_err <= config_.loss_tolerance ? Status::Pass : Status::Fail;
+  log_rank0("ddp: gradient check {}: {}", ok ? "PASS" : "FAIL", message);
+}
+
+void DdpPhase::train(const TokenSource& data) {
+  const GptConfig model_config = preset_by_name(config_.model);
+  const int W = world_.size(), rank = world_.rank();
+  const bool equivalence = W > 1 && config_.equivalence_steps > 0;
+  // Owned out here so that after a fault they outlive the try block: handle_fault reads
+  // the trainer's progress, and none of them is freed (a kernel that ignored the abort
+  // would make cudaFree wait forever; the process ends soon after).
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<gpu::GptModel> model;
+  std::unique_ptr<Trainer> trainer;
+  const auto abandon = [&] {
+    (void)trainer.release();
+    (void)model.release();
+    (void)rt.release();
+  };
+  try {
+    stage_ = "initialisation";
+    log_rank0("ddp: initial weights (seed {})", config_.seed);
+    std::vector<float> init = gpu::to_padded_master(model_config, init_params(model_config, config_.seed));
+
+    nccl_scaling::Options rt_options;
+    rt_options.timeout_s = config_.step_timeout_s;
+    Runtime::Setup setup;
+    setup.device = device_.index;
+    setup.arrivals_dir = results_.run_dir() / "ddp.arrivals";
+    setup.create_abort_file = rank == 0;
+    setup.last_resort = [this](const std::string& why) {
+      results_.check("training", Status::Fail,
+                     fmt::format("rank {} ({}) during {}: {}; the process ends here", world_.rank(), world_.hostname(),
+                                 stage_, why));
+      try {
+        results_.checkpoint();
+        setenv("GPUACCEPT_PMIX_TIMEOUT", "30", 1);
+        results_.finish();  // the other ranks are on their way out too: rank 0 writes the file
+      } catch (const std::exception& e) {
+        log_error("writing results after the last resort failed: {}", e.what());
+      }
+      std::_Exit(1);
+    };
+    rt = std::make_unique<Runtime>(world_, rt_options, std::move(setup));
+
+    model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len);
+    const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
+    trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
+    trainer_ = trainer.get();
+    RunSummary summary(ctx_, config_, *model, device_.name, data.loss_floor());
+
+    // 2. Training on every GPU.
+    stage_ = "training on all GPUs";
+    TrainSpec all{"all", rt->world_comm().get(), all_ranks(W), config_.steps, shards_of(rank, config_.grad_accum), true};
+    const TrainRun main_run = trainer->run(all);
+    steps_done_ = static_cast<int>(main_run.steps.size());
+    summary.record_training(main_run);
+    results_.checkpoint();
+
+    // 3. Replicas: identical weights everywhere, bit for bit.
+    stage_ = "replica comparison";
+    summary.record_replicas(trainer->master_weights());
+
+    // 4. Equivalence: rank 0 alone, every rank's shards as accumulation steps.
+    if (equivalence) {
+      stage_ = "equivalence run";
+      TrainRun solo;
+      if (rank == 0) {
+        std::vector<int> shards;
+        for (int r = 0; r < W; ++r)
+          for (int s : shards_of(r, config_.grad_accum)) shards.push_back(s);
+        log_rank0("ddp: equivalence: rank 0 alone replays the {} ranks' batches for {} steps", W, config_.equivalence_steps);
+        solo = trainer->run({"equivalence", nullptr, {0}, std::min(config_.equivalence_steps, config_.steps), shards, true});
+      }
+      summary.record_equivalence(solo);  // rank 0 compares with the training run's first steps
+      world_.barrier();                  // the scaling runs start together
+    } else {
+      results_.check("equivalence", Status::Skip,
+                     W == 1 ? "one rank: nothing to compare a single GPU with" : "ddp.equivalence_steps is 0");
+    }
+    results_.checkpoint();
+
+    // 5. Scaling: the same per-GPU batch on each GPU alone, then each node.
+    if (config_.scaling_steps > 0 && W > 1) {
+      stage_ = "scaling: every GPU alone";
+      summary.record_scale(trainer->run({"single_gpu", nullptr, {rank}, config_.scaling_steps,
+                                        shards_of(rank, config_.grad_accum), true}));
+      if (world_.node_count() > 1 && world_.local_size() > 1) {
+        stage_ = "scaling: each node";
+        const auto nodes = world_.allgather_string(std::to_string(world_.node_index()));
+        std::vector<int> node_ranks;  // the world ranks on my node
+        for (int r = 0; r < W; ++r)
+          if (nodes[static_cast<std::size_t>(r)] == nodes[static_cast<std::size_t>(rank)]) node_ranks.push_back(r);
+        auto node_comm = rt->split(rt->world_comm(), world_.node_index(), rank,
+                                   {"ncclCommSplit by node", all_ranks(W), -1});
+        summary.record_scale(trainer->run({"node", node_comm->get(), node_ranks, config_.scaling_steps,
+                                          shards_of(rank, config_.grad_accum), true}));
+        rt->release(node_comm, {"ncclCommDestroy of the node communicator", {}, -1});
+      }
+      summary.record_scaling();
+    } else {
+      results_.check("scaling", Status::Skip,
+                     W == 1 ? "one GPU: no scaling to measure" : "ddp.scaling_steps is 0");
+    }
+    summary.record_memory();
+    trainer_ = nullptr;
+    trainer.reset();
+    model.reset();
+    rt->shutdown();
+    const auto arrivals = rt->board().dir();
+    rt.reset();
+    world_.barrier();
+    if (rank == 0) ArrivalBoard(arrivals, 0, "").remove();  // nobody writes heartbeats any more
+  } catch (const Fault& f) {
+    handle_fault(f.what(), rt.get());
+    abandon();
+  } catch (const std::exception& e) {
+    // A failed CUDA/cuBLAS/NCCL call (CallError) or a kernel launch: the same way out, so the
+    // other ranks are told instead of waiting for their deadline in a collective.
+    handle_fault(e.what(), rt.get());
+    abandon();
+  }
+}
+
+void DdpPhase::handle_fault(const std::string& what, Runtime* rt) {
+  log_error("ddp stops during {} after {} steps: {}", stage_, steps_done_, what);
+  if (rt) {
+    rt->acknowledge_fault();
+    auto g = rt->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
+    rt->abort_all();
+    rt->board().raise_abort(fmt::format("rank {} ({}): {}", world_.rank(), world_.hostname(), what));
+  }
+  // What this rank completed of the run that broke: its own loss per step.
+  std::string completed = "no run had started";
+  if (trainer_) {
+    const TrainRun& run = trainer_->progress();
+    completed = fmt::format("run '{}' completed {} steps", run.label, run.steps.size());
+    for (const StepRecord& s : run.steps)
+      results_.measure("loss_curve", "loss", s.loss, "nats",
+                       {{"step", std::to_string(s.step)}, {"run", run.label}, {"scope", "this rank"}});
+  }
+  results_.check("training", Status::Fail,
+                 fmt::format("stopped during {} ({}; the all-GPU run had completed {} steps): {}", stage_, completed,
+                             steps_done_, what));
+  try {
+    results_.checkpoint();
+  } catch (const std::exception& e) {
+    log_error("results checkpoint failed: {}", e.what());
+  }
+  // The final gather goes through World; a dead rank would keep it waiting for PMIx's
+  // default timeout, so the survivors use a short one (rank 0 then writes from the parts).
+  setenv("GPUACCEPT_PMIX_TIMEOUT", "60", 1);
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(240));
+    log_error("still running 240 s after a fault: ending the process");
+    std::_Exit(1);
+  }).detach();
+  if (rt) rt->abandon();
+}
+
+}  // namespace
+
+void run_ddp_phase(PhaseContext& ctx, const DdpConfig& config) { DdpPhase(ctx, config).run(); }
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,291 @@
+#include "ddp/gpu/gpt_model.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cuda/cuda_check.h"
+
+namespace gpuaccept::ddp::gpu {
+
+int padded_vocab(int vocab) { return (vocab + 127) / 128 * 128; }
+
+GptConfig padded(const GptConfig& config) {
+  GptConfig c = config;
+  c.vocab = padded_vocab(config.vocab);
+  return c;
+}
+
+std::vector<float> to_padded_master(const GptConfig& config, std::span<const double> params) {
+  const ParamLayout cpu(config), gpu(padded(config));
+  if (params.size() != cpu.total())
+    throw std::invalid_argument(fmt::format("{} weights for a model of {}", params.size(), cpu.total()));
+  std::vector<float> out(gpu.total(), 0.0f);
+  // Tensor by tensor: only wte differs in size, and its first rows are the real ones.
+  for (std::size_t i = 0; i < cpu.tensors().size(); ++i) {
+    const auto& c = cpu.tensors()[i];
+    const auto& g = gpu.tensors()[i];
+    for (std::size_t j = 0; j < c.size; ++j) out[g.offset + j] = static_cast<float>(params[c.offset + j]);
+  }
+  return out;
+}
+
+namespace {
+
+std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
+
+const GptConfig& checked(const GptConfig& c, int B, int T) {
+  validate(c);
+  if (c.channels % 8 != 0)
+    throw std::invalid_argument(fmt::format("channels {} is not a multiple of 8 (the matmuls need 16-byte rows)", c.channels));
+  if ((c.channels / c.heads) % 8 != 0)
+    throw std::invalid_argument(fmt::format("head size {} is not a multiple of 8", c.channels / c.heads));
+  if (B < 1 || T < 1 || T > c.max_seq || T % 8 != 0)
+    throw std::invalid_argument(fmt::format("micro-batch {}x{}: need B >= 1 and 8 <= T <= {} with T a multiple of 8",
+                                            B, T, c.max_seq));
+  return c;
+}
+
+}  // namespace
+
+GptModel::GptModel(const GptConfig& config, int B, int T)
+    : config_(checked(config, B, T)), layout_(padded(config)), B_(B), T_(T) {
+  const long long L = config_.layers, C = config_.channels, NH = config_.heads;
+  const long long N = static_cast<long long>(B) * T, Vp = layout_[Param::wte].shape[0];
+  const long long NC = N * C, BHTT = B * NH * static_cast<long long>(T) * T;
+  master_ = DeviceBuffer<float>(layout_.total());
+  grads_ = DeviceBuffer<float>(layout_.total());
+  params_ = DeviceBuffer<bf16>(layout_.total());
+  tokens_ = DeviceBuffer<int>(sz(N));
+  targets_ = DeviceBuffer<int>(sz(N));
+
+  encoded_ = DeviceBuffer<bf16>(sz(NC));
+  ln1_ = DeviceBuffer<bf16>(sz(L * NC));
+  qkvr_ = DeviceBuffer<bf16>(sz(L * 3 * NC));
+  att_ = DeviceBuffer<bf16>(sz(L * BHTT));
+  atty_ = DeviceBuffer<bf16>(sz(L * NC));
+  res2_ = DeviceBuffer<bf16>(sz(L * NC));
+  ln2_ = DeviceBuffer<bf16>(sz(L * NC));
+  fch_ = DeviceBuffer<bf16>(sz(L * 4 * NC));
+  fch_gelu_ = DeviceBuffer<bf16>(sz(L * 4 * NC));
+  res3_ = DeviceBuffer<bf16>(sz(L * NC));
+  lnf_ = DeviceBuffer<bf16>(sz(NC));
+  logits_ = DeviceBuffer<bf16>(sz(N * Vp));
+  for (auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_}) *b = DeviceBuffer<float>(sz(L * N));
+  lnf_mean_ = DeviceBuffer<float>(sz(N));
+  lnf_rstd_ = DeviceBuffer<float>(sz(N));
+  losses_ = DeviceBuffer<float>(sz(N));
+
+  qkv_ = DeviceBuffer<bf16>(sz(3 * NC));
+  scores_ = DeviceBuffer<bf16>(sz(BHTT));
+  nc_a_ = DeviceBuffer<bf16>(sz(NC));
+  nc_b_ = DeviceBuffer<bf16>(sz(NC));
+  dres_ = DeviceBuffer<bf16>(sz(NC));
+  d4c_ = DeviceBuffer<bf16>(sz(4 * NC));
+  dqkvr_ = DeviceBuffer<bf16>(sz(3 * NC));
+
+  GPUACCEPT_CUDA_CHECK(cudaMemset(master_.get(), 0, master_.bytes()));
+  GPUACCEPT_CUDA_CHECK(cudaMemset(grads_.get(), 0, grads_.bytes()));
+  GPUACCEPT_CUDA_CHECK(cudaMemset(params_.get(), 0, params_.bytes()));
+}
+
+std::size_t GptModel::device_bytes() const {
+  std::size_t total = master_.bytes() + grads_.bytes() + params_.bytes() + tokens_.bytes() + targets_.bytes();
+  for (const auto* b : {&encoded_, &ln1_, &qkvr_, &att_, &atty_, &res2_, &ln2_, &fch_, &fch_gelu_, &res3_, &lnf_,
+                        &logits_, &qkv_, &scores_, &nc_a_, &nc_b_, &dres_, &d4c_, &dqkvr_})
+    total += b->bytes();
+  for (const auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_, &lnf_mean_, &lnf_rstd_, &losses_})
+    total += b->bytes();
+  return total;
+}
+
+const bf16* GptModel::p(Param t, int layer) const {
+  const auto& d = layout_[t];
+  return params_.get() + d.offset + static_cast<std::size_t>(layer) * d.layer_size();
+}
+
+float* GptModel::g(Param t, int layer) const {
+  const auto& d = layout_[t];
+  return grads_.get() + d.offset + static_cast<std::size_t>(layer) * d.layer_size();
+}
+
+void GptModel::set_master(std::span<const float> host, cudaStream_t stream) {
+  if (host.size() != layout_.total())
+    throw std::invalid_argument(fmt::format("set_master: {} values for {} parameters", host.size(), layout_.total()));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(master_.get(), host.data(), master_.bytes(), cudaMemcpyHostToDevice, stream));
+  cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream);
+}
+
+// ---------------------------------------------------------------- attention products
+// Per head, q, k, v are row-major (T, HS) and the scores (T, T). cuBLAS is column-major, so
+// each row-major matrix is read as its transpose: a product X = Y Z in row-major terms is
+// X^T = Z^T Y^T in cuBLAS's.
+
+// scores[t1,t2] = q[t1,:] . k[t2,:]          column-major: scores^T (T x T) = k (HS x T)^T q (HS x T)
+void GptModel::attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s) {
+  const int T = T_, HS = config_.channels / config_.heads;
+  GemmShape g;
+  g.transa = true;
+  g.m = T, g.n = T, g.k = HS;
+  g.lda = HS, g.ldb = HS, g.ldd = T;
+  g.batch = B_ * config_.heads;
+  g.stride_a = g.stride_b = static_cast<long long>(T) * HS, g.stride_d = static_cast<long long>(T) * T;
+  matmul_.run(g, k, q, scores, nullptr, s);
+}
+
+// y[t1,:] = sum_t2 att[t1,t2] v[t2,:]        column-major: y^T (HS x T) = v^T (HS x T) att^T (T x T)
+void GptModel::attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s) {
+  const int T = T_, HS = config_.channels / config_.heads;
+  GemmShape g;
+  g.m = HS, g.n = T, g.k = T;
+  g.lda = HS, g.ldb = T, g.ldd = HS;
+  g.batch = B_ * config_.heads;
+  g.stride_a = g.stride_d = static_cast<long long>(T) * HS, g.stride_b = static_cast<long long>(T) * T;
+  matmul_.run(g, v, att, y, nullptr, s);
+}
+
+// From dy (B,NH,T,HS), the gradient of the attention output per head, to dqkv (B,T,3C) in qkv_:
+//   datt = dy v^T;  dv = att^T dy;  dscores = softmax backward (scaled);  dq = dscores k;  dk = dscores^T q
+void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
+  const int B = B_, T = T_, NH = config_.heads, C = config_.channels, HS = C / NH;
+  const long long NC = static_cast<long long>(B) * T * C, THS = static_cast<long long>(T) * HS,
+                  TT = static_cast<long long>(T) * T;
+  const bf16* q = qkvr_.get() + layer * 3 * NC;
+  const bf16* k = q + NC;
+  const bf16* v = q + 2 * NC;
+  const bf16* att = att_.get() + layer * B * NH * TT;
+  bf16* dq = dqkvr_.get();
+  bf16* dk = dq + NC;
+  bf16* dv = dq + 2 * NC;
+  bf16* datt = scores_.get();
+
+  GemmShape g;  // datt^T (T x T) = v (HS x T)^T dy^T (HS x T)
+  g.transa = true;
+  g.m = T, g.n = T, g.k = HS, g.lda = HS, g.ldb = HS, g.ldd = T, g.batch = B * NH;
+  g.stride_a = THS, g.stride_b = THS, g.stride_d = TT;
+  matmul_.run(g, v, dy, datt, nullptr, s);
+
+  g = {};  // dv^T (HS x T) = dy^T (HS x T) att (T x T)   [att^T read transposed]
+  g.transb = true;
+  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
+  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
+  matmul_.run(g, dy, att, dv, nullptr, s);
+
+  causal_softmax_backward(datt, datt, att, 1.0f / std::sqrt(static_cast<float>(HS)), B * NH, T, s);
+
+  g = {};  // dq^T (HS x T) = k^T (HS x T) dscores^T (T x T)
+  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
+  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
+  matmul_.run(g, k, datt, dq, nullptr, s);
+
+  g = {};  // dk^T (HS x T) = q^T (HS x T) dscores (T x T)   [dscores^T read transposed]
+  g.transb = true;
+  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
+  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
+  matmul_.run(g, q, datt, dk, nullptr, s);
+
+  merge_qkv(qkv_.get(), dq, dk, dv, B, T, NH, HS, s);
+}
+
+// ---------------------------------------------------------------- forward
+
+void GptModel::forward(float dloss, cudaStream_t s) {
+  const int B = B_, T = T_, C = config_.channels, NH = config_.heads, HS = C / NH, L = config_.layers;
+  const int N = B * T, V = config_.vocab, Vp = static_cast<int>(layout_[Param::wte].shape[0]);
+  const long long NC = static_cast<long long>(N) * C, BHTT = static_cast<long long>(B) * NH * T * T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+
+  encoder_forward(encoded_.get(), tokens_.get(), p(Param::wte), p(Param::wpe), B, T, C, s);
+  for (int l = 0; l < L; ++l) {
+    const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
+    bf16* ln1 = ln1_.get() + l * NC;
+    bf16* q = qkvr_.get() + l * 3 * NC;
+    bf16* att = att_.get() + l * BHTT;
+    bf16* atty = atty_.get() + l * NC;
+    bf16* res2 = res2_.get() + l * NC;
+    bf16* ln2 = ln2_.get() + l * NC;
+    bf16* fch = fch_.get() + l * 4 * NC;
+    bf16* fch_gelu = fch_gelu_.get() + l * 4 * NC;
+    bf16* res3 = res3_.get() + l * NC;
+
+    // Attention: r2 = r + attproj(attention(qkv(ln1(r))))
+    layernorm_forward(ln1, ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, in, p(Param::ln1w, l),
+                      p(Param::ln1b, l), N, C, s);
+    matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
+    split_qkv(q, q + NC, q + 2 * NC, qkv_.get(), B, T, NH, HS, s);
+    attention_scores(scores_.get(), q, q + NC, s);
+    causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
+    attention_values(nc_a_.get(), att, q + 2 * NC, s);
+    merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
+    matmul_.linear_forward(nc_b_.get(), atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s);
+    residual_forward(res2, in, nc_b_.get(), static_cast<std::size_t>(NC), s);
+
+    // MLP: r3 = r2 + fcproj(gelu(fc(ln2(r2))))
+    layernorm_forward(ln2, ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, res2, p(Param::ln2w, l),
+                      p(Param::ln2b, l), N, C, s);
+    matmul_.linear_forward(fch, ln2, p(Param::fcw, l), p(Param::fcb, l), N, C, 4 * C, s);
+    gelu_forward(fch_gelu, fch, static_cast<std::size_t>(4 * NC), s);
+    matmul_.linear_forward(nc_b_.get(), fch_gelu, p(Param::fcprojw, l), p(Param::fcprojb, l), N, 4 * C, C, s);
+    residual_forward(res3, res2, nc_b_.get(), static_cast<std::size_t>(NC), s);
+  }
+  // Output: logits = lnf(r_L) wte^T (tied embeddings), then softmax cross-entropy.
+  layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
+                    p(Param::lnfb), N, C, s);
+  matmul_.linear_forward(logits_.get(), lnf_.get(), p(Param::wte), nullptr, N, C, Vp, s);
+  cross_entropy_forward_backward(logits_.get(), losses_.get(), targets_.get(), N, V, Vp, dloss, s);
+}
+
+// ---------------------------------------------------------------- backward
+
+void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_done) {
+  const int B = B_, T = T_, C = config_.channels, NH = config_.heads, HS = C / NH, L = config_.layers;
+  const int N = B * T, Vp = static_cast<int>(layout_[Param::wte].shape[0]);
+  const long long NC = static_cast<long long>(N) * C;
+  bf16* dres = dres_.get();  // d(loss)/d(residual stream), flowing down through the layers
+
+  // Output: logits_ holds dlogits. dwte += dlogits^T lnf; dlnf = dlogits wte.
+  matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s);
+  matmul_.linear_backward_input(nc_a_.get(), logits_.get(), p(Param::wte), N, C, Vp, s);
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
+  layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
+                     lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
+
+  for (int l = L - 1; l >= 0; --l) {
+    const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
+    const bf16* ln1 = ln1_.get() + l * NC;
+    const bf16* atty = atty_.get() + l * NC;
+    const bf16* res2 = res2_.get() + l * NC;
+    const bf16* ln2 = ln2_.get() + l * NC;
+    const bf16* fch = fch_.get() + l * 4 * NC;
+    const bf16* fch_gelu = fch_gelu_.get() + l * 4 * NC;
+
+    // MLP. dres is d(r3); the residual passes it through unchanged, LayerNorm adds to it.
+    matmul_.linear_backward_weight(g(Param::fcprojw, l), dres, fch_gelu, N, 4 * C, C, s);
+    bias_backward(g(Param::fcprojb, l), dres, N, C, s);
+    matmul_.linear_backward_input(d4c_.get(), dres, p(Param::fcprojw, l), N, 4 * C, C, s);
+    gelu_backward_inplace(d4c_.get(), fch, static_cast<std::size_t>(4 * NC), s);
+    matmul_.linear_backward_weight(g(Param::fcw, l), d4c_.get(), ln2, N, C, 4 * C, s);
+    bias_backward(g(Param::fcb, l), d4c_.get(), N, 4 * C, s);
+    matmul_.linear_backward_input(nc_a_.get(), d4c_.get(), p(Param::fcw, l), N, C, 4 * C, s);
+    layernorm_backward(dres, g(Param::ln2w, l), g(Param::ln2b, l), nc_a_.get(), res2, p(Param::ln2w, l),
+                       ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, N, C, s);
+
+    // Attention. dres is now d(r2).
+    matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
+    bias_backward(g(Param::attprojb, l), dres, N, C, s);
+    matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
+    split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
+    attention_backward(nc_b_.get(), l, s);  // qkv_ = dqkv
+    matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
+    bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
+    matmul_.linear_backward_input(nc_a_.get(), qkv_.get(), p(Param::qkvw, l), N, C, 3 * C, s);
+    layernorm_backward(dres, g(Param::ln1w, l), g(Param::ln1b, l), nc_a_.get(), in, p(Param::ln1w, l),
+                       ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
+    layer_done(l);
+  }
+  encoder_backward(g(Param::wte), g(Param::wpe), dres, tokens_.get(), B, T, C, s);
+  layer_done(-1);
+}
+
+}  // namespace gpuaccept::ddp::gpu

@@ -1,0 +1,93 @@
+// GPT-2 on one GPU: parameters, gradients, activations, and the forward and backward
+// passes written out layer by layer (the same math as ../cpu_reference.cpp, which the
+// gradient check compares against). Optimizer and communication live outside
+// (trainer.h, gradient_sync.h); backward() tells them when each layer's gradients are
+// final, so they can be all-reduced while the layers below are still being computed.
+//
+// Precision: fp32 master weights, a bf16 copy the matmuls read, bf16 activations, fp32
+// parameter gradients. The vocabulary is padded to a multiple of 128 (aligned matmuls);
+// the padding rows of wte stay zero and get no gradient.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "cuda/cuda_handles.h"
+#include "ddp/gpt_config.h"
+#include "ddp/gpu/kernels.h"
+#include "ddp/gpu/matmul.h"
+#include "ddp/param_layout.h"
+
+namespace gpuaccept::ddp::gpu {
+
+// The vocabulary rounded up to a multiple of 128, as llm.c does (50257 -> 50304).
+int padded_vocab(int vocab);
+// `config` with its vocabulary padded: the shape the GPU buffers have.
+GptConfig padded(const GptConfig& config);
+// Weights in the CPU reference's layout (real vocabulary) to the GPU's (padded: wte's
+// extra rows are zero), as fp32.
+std::vector<float> to_padded_master(const GptConfig& config, std::span<const double> params);
+
+class GptModel {
+ public:
+  // config: the real vocabulary; B sequences of T tokens per micro-batch (T <= max_seq).
+  // Throws std::invalid_argument when channels is not a multiple of 8 (aligned matmuls).
+  GptModel(const GptConfig& config, int B, int T);
+
+  const GptConfig& config() const { return config_; }  // real vocabulary
+  const ParamLayout& layout() const { return layout_; }  // padded vocabulary
+  std::size_t num_params() const { return layout_.total(); }
+  int B() const { return B_; }
+  int T() const { return T_; }
+  std::size_t tokens_per_micro_batch() const { return static_cast<std::size_t>(B_) * T_; }
+
+  float* master() const { return master_.get(); }  // fp32, layout()
+  bf16* params() const { return params_.get(); }   // bf16 copy of master
+  float* grads() const { return grads_.get(); }    // fp32, layout()
+  int* tokens() const { return tokens_.get(); }    // (B, T) device input
+  int* targets() const { return targets_.get(); }  // (B, T)
+  const float* losses() const { return losses_.get(); }  // (B*T) of the last forward
+  // Bytes of device memory this model holds.
+  std::size_t device_bytes() const;
+
+  // Uploads fp32 master weights in layout() order and refreshes the bf16 copy.
+  void set_master(std::span<const float> host, cudaStream_t stream);
+
+  // Forward pass over tokens()/targets(): per-position losses into losses(). With
+  // dloss != 0 the logits are replaced by d(loss)/d(logits) scaled by dloss (the weight of
+  // one position in the step's loss), ready for backward().
+  void forward(float dloss, cudaStream_t stream);
+
+  // Backward pass after forward(dloss != 0), ACCUMULATING into grads(). layer_done(l) is
+  // called (on the host, after the layer's work is enqueued on `stream`) for l = L-1 .. 0
+  // once that layer's parameter gradients are complete, and layer_done(-1) after the
+  // embeddings (wte, wpe) and the final LayerNorm, which complete last.
+  void backward(cudaStream_t stream, const std::function<void(int layer)>& layer_done);
+
+ private:
+  GptConfig config_;  // real vocabulary
+  ParamLayout layout_;
+  int B_, T_;
+  Matmul matmul_;
+
+  DeviceBuffer<float> master_, grads_;
+  DeviceBuffer<bf16> params_;
+  DeviceBuffer<int> tokens_, targets_;
+
+  // Activations kept for backward, stacked by layer (see forward() for what each holds).
+  DeviceBuffer<bf16> encoded_, ln1_, qkvr_, att_, atty_, res2_, ln2_, fch_, fch_gelu_, res3_, lnf_, logits_;
+  DeviceBuffer<float> ln1_mean_, ln1_rstd_, ln2_mean_, ln2_rstd_, lnf_mean_, lnf_rstd_, losses_;
+  // Scratch, reused by every layer.
+  DeviceBuffer<bf16> qkv_, scores_, nc_a_, nc_b_, dres_, d4c_, dqkvr_;
+
+  const bf16* p(Param t, int layer = 0) const;
+  float* g(Param t, int layer = 0) const;
+  // The attention products over B*NH heads (row-major per head, see gpt_model.cpp).
+  void attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s);       // q k^T
+  void attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s);          // att v
+  void attention_backward(const bf16* dy, int layer, cudaStream_t s);                      // -> qkv_ holds dqkv
+};
+
+}  // namespace gpuaccept::ddp::gpu

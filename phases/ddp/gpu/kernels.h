@@ -1,0 +1,108 @@
+// The GPT-2 layers' own CUDA kernels (everything that is not a matmul; matmuls are
+// cuBLASLt, gpu/matmul.h). Each launcher enqueues on `stream` and returns at once.
+//
+// Storage: activations and the weights the kernels read are bf16 ("bf16" below);
+// gradients of parameters and optimizer state are fp32. All arithmetic is fp32.
+// Shapes follow ../README.md: N = B*T rows, C channels, NH heads of HS = C/NH, Vp the
+// padded vocabulary (a multiple of 128; only the first V entries are real tokens).
+// Every tensor is row-major and contiguous.
+//
+// Anything that runs after the gradient all-reduce (global norm, AdamW) is deterministic
+// bit for bit, so replicas that start equal stay equal.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace gpuaccept::ddp::gpu {
+
+using bf16 = __nv_bfloat16;
+
+// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]          out (N,C), wte (Vp,C), wpe (maxT,C)
+void encoder_forward(bf16* out, const int* tokens, const bf16* wte, const bf16* wpe, int B, int T, int C,
+                     cudaStream_t stream);
+// dwte[tokens[b,t],:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (both fp32, accumulated)
+void encoder_backward(float* dwte, float* dwpe, const bf16* dout, const int* tokens, int B, int T, int C,
+                      cudaStream_t stream);
+
+// LayerNorm over the last dimension, biased variance, eps 1e-5:
+//   mean[n], rstd[n] = 1/sqrt(var + eps), out = (inp - mean) * rstd * weight + bias.
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias,
+                       int N, int C, cudaStream_t stream);
+// With xhat = (inp - mean) * rstd and g = dout * weight:
+//   dinp += rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))      (ACCUMULATES into dinp)
+//   dweight += sum_n dout * xhat,  dbias += sum_n dout           (fp32, accumulated)
+void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp,
+                        const bf16* weight, const float* mean, const float* rstd, int N, int C, cudaStream_t stream);
+
+// out = a + b, elementwise over n values.
+void residual_forward(bf16* out, const bf16* a, const bf16* b, std::size_t n, cudaStream_t stream);
+
+// GELU, tanh approximation: y = x/2 * (1 + tanh(s(x + 0.044715 x^3))), s = sqrt(2/pi).
+void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream);
+// d = d * gelu'(inp), in place.
+void gelu_backward_inplace(bf16* d, const bf16* inp, std::size_t n, cudaStream_t stream);
+
+// Attention head layout. qkv (B,T,3C) holds q, k, v side by side, each (NH, HS) per row.
+// split_qkv:   q,k,v (B,NH,T,HS)  <- qkv (B,T,3,NH,HS)
+// merge_qkv:   dqkv (B,T,3,NH,HS) <- dq,dk,dv (B,NH,T,HS)       (the inverse; overwrites)
+// merge_heads: out (B,T,NH,HS)    <- y (B,NH,T,HS)
+// split_heads: y (B,NH,T,HS)      <- out (B,T,NH,HS)             (the inverse; overwrites)
+void split_qkv(bf16* q, bf16* k, bf16* v, const bf16* qkv, int B, int T, int NH, int HS, cudaStream_t stream);
+void merge_qkv(bf16* dqkv, const bf16* dq, const bf16* dk, const bf16* dv, int B, int T, int NH, int HS,
+               cudaStream_t stream);
+void merge_heads(bf16* out, const bf16* y, int B, int T, int NH, int HS, cudaStream_t stream);
+void split_heads(bf16* y, const bf16* out, int B, int T, int NH, int HS, cudaStream_t stream);
+
+// Causal softmax over each of BH (T,T) score matrices, row t1 over columns t2 <= t1:
+//   att[t1,t2] = exp(scale*pre[t1,t2] - m) / sum_{t<=t1} exp(scale*pre[t1,t] - m), 0 for t2 > t1.
+// The upper triangle of `pre` is never read (it may hold anything); att's is written 0.
+void causal_softmax_forward(bf16* att, const bf16* pre, float scale, int BH, int T, cudaStream_t stream);
+// dpre[t1,t2] = scale * att[t1,t2] * (datt[t1,t2] - sum_{t<=t1} att[t1,t] datt[t1,t]) for t2 <= t1, else 0.
+// dpre may alias datt (in place).
+void causal_softmax_backward(bf16* dpre, const bf16* datt, const bf16* att, float scale, int BH, int T,
+                             cudaStream_t stream);
+
+// Softmax cross-entropy over the first V of Vp logits per row (the padding is ignored):
+//   losses[n] = logsumexp(logits[n,:V]) - logits[n, targets[n]]
+// and, when dloss != 0, logits is overwritten in place with its gradient
+//   dlogits[n,v] = dloss * (softmax[n,v] - [v == targets[n]]) for v < V, 0 for v >= V.
+// dloss is the weight of each position in the loss (1/(N * accumulation steps)).
+void cross_entropy_forward_backward(bf16* logits, float* losses, const int* targets, int N, int V, int Vp,
+                                    float dloss, cudaStream_t stream);
+
+// dbias[o] += sum_n dout[n,o]      dout (N,OC) bf16, dbias (OC) fp32
+void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
+
+// Sum of squares of g[0..n), deterministic: a fixed grid writes one partial sum per block
+// to `partials` (kNormPartials floats), then one block adds them in a fixed order into
+// *out (fp32, overwritten). The same input gives the same bits on every GPU.
+inline constexpr int kNormPartials = 1024;
+void sum_of_squares(float* out, float* partials, const float* g, std::size_t n, cudaStream_t stream);
+
+// AdamW on n parameters, PyTorch's form (decoupled weight decay):
+//   g = grad * grad_scale  (grad_scale: 1/world averaging already done by NCCL; clipping factor here)
+//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+//   mhat = m / (1 - b1^t);  vhat = v / (1 - b2^t)
+//   master -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * master)
+//   params = bf16(master)
+// grad_scale is read from device memory (computed there from the global norm), so the
+// step needs no host round trip. t counts from 1.
+struct AdamW {
+  float lr, beta1, beta2, eps, weight_decay;
+  int t;
+};
+void adamw_update(float* master, bf16* params, float* m, float* v, const float* grad, const float* grad_scale,
+                  std::size_t n, AdamW h, cudaStream_t stream);
+
+// *scale = max_norm / max(sqrt(*sumsq), max_norm) (1 when the norm is within max_norm, no
+// clipping when max_norm <= 0); *norm = sqrt(*sumsq). One thread.
+void clip_scale(float* scale, float* norm, const float* sumsq, float max_norm, cudaStream_t stream);
+
+// params[i] = bf16(master[i])
+void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream);
+
+}  // namespace gpuaccept::ddp::gpu

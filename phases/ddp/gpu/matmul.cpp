@@ -1,0 +1,115 @@
+#include "ddp/gpu/matmul.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace gpuaccept::ddp::gpu {
+
+struct Matmul::Plan {
+  LtMatmulDesc desc{CUBLAS_COMPUTE_32F, CUDA_R_32F};
+  std::unique_ptr<LtMatrixLayout> a, b, d;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+namespace {
+
+std::unique_ptr<LtMatrixLayout> layout(cudaDataType_t type, int rows, int cols, std::int64_t ld, int batch,
+                                       std::int64_t stride) {
+  auto l = std::make_unique<LtMatrixLayout>(type, rows, cols, ld);
+  if (batch > 1) {
+    const std::int32_t count = batch;
+    GPUACCEPT_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+    GPUACCEPT_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  }
+  return l;
+}
+
+}  // namespace
+
+Matmul::Matmul(std::size_t workspace_bytes) : workspace_(workspace_bytes) {}
+Matmul::~Matmul() = default;
+
+Matmul::Plan& Matmul::plan(const GemmShape& s) {
+  auto& slot = plans_[s.key()];
+  if (slot) return *slot;
+  auto p = std::make_unique<Plan>();
+  const cublasOperation_t ta = s.transa ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = s.transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  p->desc.set(CUBLASLT_MATMUL_DESC_TRANSA, ta);
+  p->desc.set(CUBLASLT_MATMUL_DESC_TRANSB, tb);
+  if (s.bias) {
+    p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    p->desc.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_16BF);
+  }
+  // op(A) is m x k and op(B) is k x n: the stored matrices are their transposes when transposed.
+  p->a = layout(CUDA_R_16BF, s.transa ? s.k : s.m, s.transa ? s.m : s.k, s.lda, s.batch, s.stride_a);
+  p->b = layout(CUDA_R_16BF, s.transb ? s.n : s.k, s.transb ? s.k : s.n, s.ldb, s.batch, s.stride_b);
+  p->d = layout(s.fp32_out ? CUDA_R_32F : CUDA_R_16BF, s.m, s.n, s.ldd, s.batch, s.stride_d);
+
+  LtMatmulPreference pref;
+  const std::uint64_t ws = workspace_.bytes();
+  pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, ws);
+  // Every buffer the model hands in is at least 16-byte aligned (channels are a multiple of 8).
+  const std::uint32_t align = 16;
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align);
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref, 1,
+                                                        &result, &returned));
+  if (returned == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for the matmul m={} n={} k={} batch={} ({}{}{})",
+                                         s.m, s.n, s.k, s.batch, s.transa ? "A^T" : "A", s.transb ? " B^T" : " B",
+                                         s.fp32_out ? ", fp32 out" : ""));
+  p->algo = result.algo;
+  slot = std::move(p);
+  return *slot;
+}
+
+void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream) {
+  Plan& p = plan(s);
+  if (s.bias) p.desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
+  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &alpha, a, *p.a, b, *p.b, &beta, d, *p.d, d, *p.d, &p.algo,
+                                        workspace_.get(), workspace_.bytes(), stream));
+}
+
+// Row-major out (N, OC) is column-major (OC x N): D = op(A) op(B) with A = W, which reads
+// column-major as (C x OC), transposed; and B = inp, which reads column-major as (C x N).
+void Matmul::linear_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC,
+                            cudaStream_t stream) {
+  GemmShape s;
+  s.transa = true;
+  s.m = OC, s.n = N, s.k = C;
+  s.lda = C, s.ldb = C, s.ldd = OC;
+  s.bias = bias != nullptr;
+  run(s, weight, inp, out, bias, stream);
+}
+
+// dinp (C x N column-major) = W (C x OC) dout (OC x N).
+void Matmul::linear_backward_input(bf16* dinp, const bf16* dout, const bf16* weight, int N, int C, int OC,
+                                   cudaStream_t stream) {
+  GemmShape s;
+  s.m = C, s.n = N, s.k = OC;
+  s.lda = C, s.ldb = OC, s.ldd = C;
+  run(s, weight, dout, dinp, nullptr, stream);
+}
+
+// dweight (C x OC column-major, i.e. row-major (OC, C)) += inp (C x N) dout^T (N x OC).
+void Matmul::linear_backward_weight(float* dweight, const bf16* dout, const bf16* inp, int N, int C, int OC,
+                                    cudaStream_t stream) {
+  GemmShape s;
+  s.transb = true;
+  s.m = C, s.n = OC, s.k = N;
+  s.lda = C, s.ldb = OC, s.ldd = C;
+  s.fp32_out = true;
+  s.accumulate = true;
+  run(s, inp, dout, dweight, nullptr, stream);
+}
+
+}  // namespace gpuaccept::ddp::gpu

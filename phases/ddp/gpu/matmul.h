@@ -1,0 +1,69 @@
+// The model's matmuls through cuBLASLt: bf16 inputs, fp32 accumulation, bf16 or fp32
+// output, an optional fused bias, optional accumulation into the output (gradients) and
+// strided batches (attention heads). Descriptors and the chosen algorithm are cached per
+// shape, so a training step pays the heuristic query once, not per call.
+//
+// Row-major helpers below spell out how a row-major product maps onto cuBLAS's
+// column-major one (a row-major (R, C) matrix is a column-major (C, R) one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <cuda_bf16.h>
+
+#include "cuda/cublaslt_handles.h"
+#include "cuda/cuda_handles.h"
+
+namespace gpuaccept::ddp::gpu {
+
+using bf16 = __nv_bfloat16;
+
+// D (m x n, column-major, leading dimension ldd) = op(A) op(B) [+ D] [+ bias per row of D].
+struct GemmShape {
+  bool transa = false, transb = false;
+  int m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldd = 0;
+  int batch = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_d = 0;  // elements between batches
+  bool fp32_out = false;    // D is fp32 (gradients), else bf16
+  bool accumulate = false;  // D += op(A) op(B)
+  bool bias = false;        // a bf16 vector of m values added to every column of D
+  auto key() const {
+    return std::tuple(transa, transb, m, n, k, lda, ldb, ldd, batch, stride_a, stride_b, stride_d, fp32_out,
+                      accumulate, bias);
+  }
+};
+
+class Matmul {
+ public:
+  explicit Matmul(std::size_t workspace_bytes = std::size_t{32} << 20);
+  ~Matmul();
+  Matmul(const Matmul&) = delete;
+  Matmul& operator=(const Matmul&) = delete;
+
+  void run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream);
+
+  // out (N, OC) = inp (N, C) W^T [+ bias]            W (OC, C), as PyTorch's nn.Linear
+  void linear_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC,
+                      cudaStream_t stream);
+  // dinp (N, C) = dout (N, OC) W                      (overwrites)
+  void linear_backward_input(bf16* dinp, const bf16* dout, const bf16* weight, int N, int C, int OC,
+                             cudaStream_t stream);
+  // dweight (OC, C) += dout^T inp                     (fp32, accumulates)
+  void linear_backward_weight(float* dweight, const bf16* dout, const bf16* inp, int N, int C, int OC,
+                              cudaStream_t stream);
+
+ private:
+  struct Plan;
+  Plan& plan(const GemmShape& s);
+
+  CublasLtHandle handle_;
+  DeviceBuffer<char> workspace_;
+  std::map<decltype(GemmShape{}.key()), std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace gpuaccept::ddp::gpu

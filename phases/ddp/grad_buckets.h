@@ -1,0 +1,33 @@
+// Which gradients are all-reduced together, and when. Backward finishes the layers from
+// the last to the first, then the embeddings; a layer's gradients are spread over the
+// flat buffer (one slice in each per-layer tensor, param_layout.h). A bucket gathers the
+// slices of one or more consecutive layers, closing once it holds `bucket_elements` (so
+// small models do not pay one NCCL launch per layer), and is all-reduced as soon as its
+// lowest layer is done. The last bucket holds what completes last: wte (tied: its
+// gradient also comes from the token embedding), wpe and the final LayerNorm.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "ddp/param_layout.h"
+
+namespace gpuaccept::ddp {
+
+struct GradRange {
+  std::size_t offset = 0;  // elements into the flat gradient buffer
+  std::size_t count = 0;
+};
+
+struct GradBucket {
+  int ready_after_layer = -1;  // all-reduce once backward finished this layer (-1: the embeddings)
+  int layers_from = -1, layers_to = -1;  // the layers it holds, inclusive (-1: none)
+  std::vector<GradRange> ranges;  // in buffer order, adjacent slices merged
+  std::size_t elements = 0;
+};
+
+// Buckets in the order backward completes them. Every gradient element is in exactly one
+// range of one bucket. bucket_elements 0 means one bucket per layer.
+std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers, std::size_t bucket_elements);
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,72 @@
+#include "ddp/gradient_check.h"
+
+#include <cmath>
+
+#include <cuda_bf16.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_handles.h"
+#include "ddp/cpu_reference.h"
+#include "ddp/gpu/gpt_model.h"
+#include "ddp/markov_data.h"
+#include "ddp/param_layout.h"
+
+namespace gpuaccept::ddp {
+
+GradientCheck run_gradient_check(std::uint64_t seed) {
+  GradientCheck out;
+  out.config = gradient_check_config;
+  out.B = 4;
+  out.T = 64;
+  const GptConfig& cfg = out.config;
+  const int N = out.B * out.T;
+
+  // Weights the GPU's bf16 copy holds exactly, so both sides compute with the same numbers.
+  std::vector<double> params = init_params(cfg, seed);
+  for (double& p : params) p = __bfloat162float(__float2bfloat16(static_cast<float>(p)));
+  const MarkovData data(cfg.vocab, seed);
+  const TokenBatch batch = data.sample(0, 0, out.B, out.T);
+
+  const ParamLayout cpu_layout(cfg);
+  std::vector<double> cpu_grads(params.size());
+  out.loss_cpu = gpt_forward_backward(cfg, params, batch.tokens, batch.targets, out.B, out.T, cpu_grads);
+
+  gpu::GptModel model(cfg, out.B, out.T);
+  const ParamLayout& gpu_layout = model.layout();
+  CudaStream stream;
+  model.set_master(gpu::to_padded_master(cfg, params), stream);
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model.tokens(), batch.tokens.data(), N * sizeof(int), cudaMemcpyHostToDevice, stream));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model.targets(), batch.targets.data(), N * sizeof(int), cudaMemcpyHostToDevice, stream));
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model.grads(), 0, model.num_params() * sizeof(float), stream));
+  model.forward(1.0f / static_cast<float>(N), stream);
+  std::vector<float> losses(static_cast<std::size_t>(N));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(losses.data(), model.losses(), losses.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  model.backward(stream, [](int) {});
+  std::vector<float> grads(model.num_params());
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(grads.data(), model.grads(), grads.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  stream.synchronize();
+
+  double sum = 0;
+  for (float l : losses) sum += l;
+  out.loss_gpu = sum / N;
+  for (std::size_t i = 0; i < cpu_layout.tensors().size(); ++i) {
+    const auto& c = cpu_layout.tensors()[i];
+    const auto& g = gpu_layout.tensors()[i];
+    TensorError e{c.name};
+    double diff2 = 0, ref2 = 0;
+    for (std::size_t j = 0; j < c.size; ++j) {
+      const double ref = cpu_grads[c.offset + j], got = grads[g.offset + j];
+      diff2 += (got - ref) * (got - ref);
+      ref2 += ref * ref;
+      e.max_abs = std::max(e.max_abs, std::abs(got - ref));
+    }
+    e.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    if (!std::isfinite(e.rel_l2)) e.rel_l2 = INFINITY;
+    out.tensors.push_back(e);
+    for (std::size_t j = c.size; j < g.size; ++j)
+      out.padding_grad_max = std::max(out.padding_grad_max, static_cast<double>(std::abs(grads[g.offset + j])));
+  }
+  return out;
+}
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,35 @@
+// The GPU model against the float64 CPU reference (cpu_reference.h) on a tiny GPT: the
+// same bf16-representable weights and tokens, one forward and backward on each, then the
+// loss and every parameter tensor's gradient compared. bf16 activations make the GPU
+// differ by about 1e-3 relative; a wrong kernel differs by order 1, so a tolerance of a
+// few percent separates the two cleanly (README.md states the figures seen).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ddp/gpt_config.h"
+
+namespace gpuaccept::ddp {
+
+struct TensorError {
+  std::string name;
+  double rel_l2 = 0;   // ||g_gpu - g_cpu|| / ||g_cpu||
+  double max_abs = 0;  // max |g_gpu - g_cpu|
+};
+
+struct GradientCheck {
+  GptConfig config;
+  int B = 0, T = 0;
+  double loss_gpu = 0, loss_cpu = 0;
+  std::vector<TensorError> tensors;  // in layout order
+  double padding_grad_max = 0;       // max |gradient| in wte's padding rows (must be 0)
+};
+
+// The model checked: vocab 100 (padded to 128 on the GPU), 64 positions, 2 layers,
+// 4 heads, 64 channels; 4 sequences of 64 tokens. Runs on the current CUDA device.
+inline constexpr GptConfig gradient_check_config{100, 64, 2, 4, 64};
+GradientCheck run_gradient_check(std::uint64_t seed);
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,230 @@
+#include "ddp/run_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "cuda/cuda_check.h"
+
+namespace gpuaccept::ddp {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Every rank's vector of doubles (same length on every rank).
+std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<double>& mine) {
+  std::vector<std::vector<double>> out;
+  for (const Bytes& b : world.allgather(std::as_bytes(std::span(mine)))) {
+    std::vector<double> v(b.size() / sizeof(double));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+StepRecord median_step(const std::vector<StepRecord>& steps, int skip) {
+  std::vector<StepRecord> timed(steps.begin() + std::min<std::size_t>(static_cast<std::size_t>(std::max(skip, 0)),
+                                                                     steps.size() > 1 ? steps.size() - 1 : 0),
+                                steps.end());
+  auto med = [&](double StepRecord::*field) {
+    std::vector<double> v;
+    for (const auto& s : timed) v.push_back(s.*field);
+    return median(v);
+  };
+  StepRecord r;
+  r.forward_ms = med(&StepRecord::forward_ms);
+  r.backward_ms = med(&StepRecord::backward_ms);
+  r.comm_exposed_ms = med(&StepRecord::comm_exposed_ms);
+  r.optimizer_ms = med(&StepRecord::optimizer_ms);
+  r.step_ms = med(&StepRecord::step_ms);
+  return r;
+}
+
+double bf16_peak_tflops(const std::string& name) {
+  // Dense (no sparsity) bf16 tensor-core peaks of the SXM parts, from NVIDIA's data sheets.
+  if (name.find("H100") != std::string::npos || name.find("H200") != std::string::npos) return 989.4;
+  if (name.find("B200") != std::string::npos) return 2250;
+  if (name.find("A100") != std::string::npos) return 312;
+  return 0;
+}
+
+std::uint64_t weights_hash(const std::vector<float>& w) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(w.data());
+  const std::size_t n = w.size() * sizeof(float);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    h = (h ^ word) * 1099511628211ULL;
+  }
+  for (; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
+  return h;
+}
+
+RunSummary::RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
+                       std::optional<double> loss_floor)
+    : ctx_(ctx), config_(config), model_(model), gpu_name_(std::move(gpu_name)), loss_floor_(loss_floor) {}
+
+double RunSummary::tokens_per_step() const {
+  return static_cast<double>(model_.tokens_per_micro_batch()) * config_.grad_accum;
+}
+
+void RunSummary::record_training(const TrainRun& run) {
+  World& world = ctx_.world;
+  ResultWriter& out = ctx_.results;
+  // Every rank's per-step losses (NaN-padded to the planned length: a run that stopped early).
+  std::vector<double> mine(static_cast<std::size_t>(config_.steps), NAN);
+  for (const auto& s : run.steps) mine[static_cast<std::size_t>(s.step - 1)] = s.loss;
+  const auto all = gather_doubles(world, mine);
+  global_losses_.assign(mine.size(), 0.0);
+  for (const auto& v : all)
+    for (std::size_t i = 0; i < v.size() && i < global_losses_.size(); ++i) global_losses_[i] += v[i] / all.size();
+
+  record_scale(run);
+  if (world.rank() != 0) return;
+
+  for (std::size_t i = 0; i < global_losses_.size(); ++i)
+    if (std::isfinite(global_losses_[i]))
+      out.measure("loss_curve", "loss", global_losses_[i], "nats", {{"step", std::to_string(i + 1)}});
+
+  // Finite everywhere: the first step where any rank saw NaN or Inf fails it.
+  std::size_t bad = global_losses_.size();
+  for (std::size_t i = 0; i < global_losses_.size(); ++i)
+    if (!std::isfinite(global_losses_[i])) {
+      bad = i;
+      break;
+    }
+  out.check("finite", bad == global_losses_.size() ? Status::Pass : Status::Fail,
+            bad == global_losses_.size()
+                ? fmt::format("loss and gradient norm finite on every rank at all {} steps", global_losses_.size())
+                : fmt::format("NaN or Inf at step {} (a rank's loss or gradient norm)", bad + 1));
+
+  // Learning: the mean of the last five steps against a threshold set from the data's floor.
+  const std::size_t last = std::min<std::size_t>(5, bad);
+  const double final_loss =
+      last == 0 ? NAN : std::accumulate(global_losses_.begin() + (bad - last), global_losses_.begin() + bad, 0.0) / last;
+  const double ln_v = std::log(static_cast<double>(model_.config().vocab));
+  const double floor = loss_floor_.value_or(0.0);
+  const double threshold = ln_v - config_.learn_fraction * (ln_v - floor);
+  Record& r = out.measure("learning", "final_loss", final_loss, "nats",
+                          {{"steps", std::to_string(bad)}, {"threshold", fmt::format("{:.4f}", threshold)}});
+  r.status = std::isfinite(final_loss) && final_loss <= threshold ? Status::Pass : Status::Fail;
+  r.message = fmt::format(
+      "loss {:.4f} at step 1, {:.4f} over the last {} of {} steps; must be <= {:.4f}: ln(vocab) {:.4f} minus {} of the gap "
+      "to the {} {:.4f}",
+      global_losses_.empty() ? NAN : global_losses_[0], final_loss, last, bad, threshold, ln_v, config_.learn_fraction,
+      loss_floor_ ? "data's entropy floor" : "floor (unknown for a token file: taken as 0)", floor);
+  log_rank0("ddp: learning {}: {}", to_string(r.status), r.message);
+}
+
+void RunSummary::record_scale(const TrainRun& run) {
+  World& world = ctx_.world;
+  ResultWriter& out = ctx_.results;
+  const StepRecord m = median_step(run.steps, config_.timing_skip);
+  const double rate = tokens_per_step() / (m.step_ms / 1e3);
+  // scale: how the GPUs trained (all together, each node, each GPU alone); gpus: how many
+  // averaged gradients in one communicator, for threshold rules written per GPU count.
+  const Params scale{{"scale", run.label}, {"gpus", std::to_string(run.comm_size)}};
+  out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
+
+  const auto rates = gather_doubles(world, {rate});
+  if (world.rank() != 0) return;
+  double sum = 0;
+  for (const auto& v : rates) sum += v[0];
+  // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
+  const double per_gpu = sum / static_cast<double>(rates.size());
+  per_gpu_rate_[run.label] = per_gpu;
+  out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
+  out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
+  for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
+                               {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
+                               {"step_ms", m.step_ms}})
+    out.measure("step_time", metric, value, "ms", scale);
+  const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : bf16_peak_tflops(gpu_name_);
+  if (peak > 0) {
+    out.measure("mfu", "mfu", 100.0 * per_gpu * flops / (peak * 1e12), "%", scale).message =
+        fmt::format("{:.3g} training FLOPs per token x {:.0f} tokens/s per GPU / {} TFLOP/s dense bf16 peak ({})",
+                    flops, per_gpu, peak, config_.peak_tflops > 0 ? "ddp.peak_tflops" : gpu_name_);
+  } else {
+    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", gpu_name_), scale);
+  }
+  log_rank0("ddp: {}: {:.0f} tokens/s per GPU, {:.0f} in total; step {:.1f} ms = forward {:.1f} + backward {:.1f} + "
+            "exposed communication {:.1f} + optimizer {:.1f}",
+            run.label, per_gpu, sum, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms);
+}
+
+void RunSummary::record_replicas(const std::vector<float>& weights) {
+  World& world = ctx_.world;
+  const double h = std::bit_cast<double>(weights_hash(weights));
+  const auto hashes = gather_doubles(world, {h});
+  if (world.rank() != 0) return;
+  std::vector<int> differ;
+  for (std::size_t r = 0; r < hashes.size(); ++r)
+    if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
+      differ.push_back(static_cast<int>(r));
+  ctx_.results.check("replicas", differ.empty() ? Status::Pass : Status::Fail,
+                     differ.empty()
+                         ? fmt::format("all {} ranks hold bitwise identical weights (hash {:016x} of {} values)",
+                                       hashes.size(), std::bit_cast<std::uint64_t>(h), weights.size())
+                         : fmt::format("ranks {} hold weights that differ from rank 0's", fmt::join(differ, ", ")));
+}
+
+void RunSummary::record_equivalence(const TrainRun& solo) {
+  if (ctx_.world.rank() != 0) return;
+  double worst = 0;
+  std::size_t worst_step = 0;
+  for (const auto& s : solo.steps) {
+    const double d = std::abs(s.loss - global_losses_[static_cast<std::size_t>(s.step - 1)]);
+    if (!(d <= worst)) worst = d, worst_step = static_cast<std::size_t>(s.step);
+  }
+  std::string curve;
+  for (const auto& s : solo.steps)
+    curve += fmt::format("{}{:.4f}/{:.4f}", curve.empty() ? "" : " ", s.loss, global_losses_[static_cast<std::size_t>(s.step - 1)]);
+  Record& r = ctx_.results.measure("equivalence", "max_loss_diff", worst, "nats",
+                                   {{"steps", std::to_string(solo.steps.size())}});
+  r.status = !solo.steps.empty() && worst <= config_.equivalence_tolerance ? Status::Pass : Status::Fail;
+  r.message = fmt::format("1 GPU with every rank's batches vs {} GPUs, loss per step (1 GPU/{} GPUs): {}; largest "
+                          "difference {:.2e} at step {} (tolerance {})",
+                          ctx_.world.size(), ctx_.world.size(), curve, worst, worst_step, config_.equivalence_tolerance);
+  log_rank0("ddp: equivalence {}: {}", to_string(r.status), r.message);
+}
+
+void RunSummary::record_scaling() {
+  if (ctx_.world.rank() != 0) return;
+  const auto single = per_gpu_rate_.find("single_gpu");
+  if (single == per_gpu_rate_.end()) return;
+  for (const char* to : {"node", "all"}) {
+    const auto it = per_gpu_rate_.find(to);
+    if (it == per_gpu_rate_.end()) continue;
+    ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
+                         {{"from", "single_gpu"}, {"to", to}})
+        .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone", it->second, to,
+                               single->second);
+  }
+}
+
+void RunSummary::record_memory() {
+  std::size_t free = 0, total = 0;
+  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  ctx_.results.measure("memory", "device_used_gib", static_cast<double>(total - free) / (1ull << 30), "GiB")
+      .message = fmt::format("of {:.1f} GiB on the device; the model's own buffers: {:.2f} GiB",
+                             static_cast<double>(total) / (1ull << 30),
+                             static_cast<double>(model_.device_bytes()) / (1ull << 30));
+}
+
+}  // namespace gpuaccept::ddp

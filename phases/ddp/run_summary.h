@@ -1,0 +1,53 @@
+// From training runs to result records: loss curve, learning and finiteness checks,
+// throughput and its split (forward, backward, exposed communication, optimizer), MFU,
+// replica hashes, the equivalence of one GPU and N, scaling efficiency, memory.
+// Methods marked collective gather through World: every rank calls them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddp/ddp_config.h"
+#include "ddp/gpu/gpt_model.h"
+#include "ddp/trainer.h"
+#include "phase/phase_runner.h"
+
+namespace gpuaccept::ddp {
+
+// Medians over a run's steps after the first `skip` (warm-up, cuBLASLt planning, NCCL setup).
+StepRecord median_step(const std::vector<StepRecord>& steps, int skip);
+
+// Dense bf16 peak of a GPU by its name (H100/H200 989.4 TFLOP/s, ...); 0 when unknown.
+double bf16_peak_tflops(const std::string& gpu_name);
+
+// FNV-1a over the bytes' 64-bit words: equal weights give equal hashes, and a single
+// flipped bit changes it.
+std::uint64_t weights_hash(const std::vector<float>& weights);
+
+class RunSummary {
+ public:
+  RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
+             std::optional<double> loss_floor);
+
+  void record_training(const TrainRun& run);              // collective
+  void record_replicas(const std::vector<float>& weights);  // collective
+  void record_equivalence(const TrainRun& solo);           // rank 0's solo run; others pass an empty one
+  void record_scale(const TrainRun& run);                  // collective
+  void record_scaling();                                   // after the scales
+  void record_memory();
+
+ private:
+  PhaseContext& ctx_;
+  const DdpConfig& config_;
+  const gpu::GptModel& model_;
+  std::string gpu_name_;
+  std::optional<double> loss_floor_;
+  std::vector<double> global_losses_;          // the all-GPU run: mean over ranks per step
+  std::map<std::string, double> per_gpu_rate_;  // scale -> tokens/s per GPU (mean over ranks)
+
+  double tokens_per_step() const;  // this rank's tokens per optimizer step
+};
+
+}  // namespace gpuaccept::ddp

@@ -1,0 +1,172 @@
+#include "ddp/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/progress.h"
+#include "cuda/cuda_check.h"
+
+namespace gpuaccept::ddp {
+
+using nccl_scaling::WaitContext;
+
+namespace {
+
+// Decoupled weight decay on matrices and embeddings, not on biases and LayerNorm
+// parameters (GPT-2 / nanoGPT practice): a tensor decays when it has two dimensions
+// besides the layer.
+bool decays(const ParamTensor& t) { return t.shape.size() - (t.per_layer ? 1 : 0) >= 2; }
+
+}  // namespace
+
+Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data,
+                 nccl_scaling::Runtime& runtime, std::vector<float> init, int max_micro)
+    : model_(model),
+      config_(config),
+      data_(data),
+      runtime_(runtime),
+      init_(std::move(init)),
+      max_micro_(max_micro),
+      sync_(plan_grad_buckets(model.layout(), model.config().layers,
+                              static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
+            model.grads()),
+      adam_m_(model.num_params()),
+      adam_v_(model.num_params()),
+      sumsq_(1),
+      partials_(gpu::kNormPartials),
+      clip_scale_(1),
+      grad_norm_(1),
+      staging_(static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
+      host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()),
+      host_norm_(1) {
+  for (int i = 0; i < max_micro; ++i) {
+    fwd_start_.push_back(std::make_unique<CudaEvent>());
+    fwd_end_.push_back(std::make_unique<CudaEvent>());
+    bwd_end_.push_back(std::make_unique<CudaEvent>());
+  }
+}
+
+std::vector<float> Trainer::master_weights() {
+  std::vector<float> host(model_.num_params());
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host.data(), model_.master(), host.size() * sizeof(float),
+                                       cudaMemcpyDeviceToHost, stream_));
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return host;
+}
+
+TrainRun Trainer::run(const TrainSpec& spec) {
+  if (static_cast<int>(spec.shards.size()) > max_micro_ || spec.shards.empty())
+    throw std::logic_error(fmt::format("run {}: {} micro-batches, room for {}", spec.label, spec.shards.size(), max_micro_));
+  model_.set_master(init_, stream_);
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_m_.get(), 0, adam_m_.bytes(), stream_));
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_v_.get(), 0, adam_v_.bytes(), stream_));
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.set_comm(spec.comm);
+
+  TrainRun& run = current_;
+  run = TrainRun{};
+  run.label = spec.label;
+  run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  Progress progress(spec.steps);
+  const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
+  for (int s = 1; s <= spec.steps; ++s) {
+    const StepRecord r = step(spec, s);
+    run.steps.push_back(r);
+    if (spec.log_progress)
+      progress.step(fmt::format("{}: loss {:.4f}, grad norm {:.3f}, {:.1f} ms, {:.0f} tokens/s per GPU", spec.label,
+                                r.loss, r.grad_norm, r.step_ms, tokens / (r.step_ms / 1e3)));
+    if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
+      run.first_nonfinite_step = s;
+      log_error("{} step {}: loss {} and gradient norm {}: stopping this run", spec.label, s, r.loss, r.grad_norm);
+      break;
+    }
+  }
+  sync_.set_comm(nullptr);
+  return run;
+}
+
+StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
+  const int micro = static_cast<int>(spec.shards.size());
+  const std::size_t N = model_.tokens_per_micro_batch();
+  const float dloss = 1.0f / static_cast<float>(N * static_cast<std::size_t>(micro));
+  const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, -1};
+  runtime_.arrive(step_index);
+
+  // Host: this step's batches into pinned memory (the previous step has finished with it).
+  for (int m = 0; m < micro; ++m) {
+    const TokenBatch b = data_.sample(spec.shards[static_cast<std::size_t>(m)], static_cast<std::uint64_t>(step_index),
+                                      model_.B(), model_.T());
+    int* dst = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
+    std::memcpy(dst, b.tokens.data(), N * sizeof(int));
+    std::memcpy(dst + N, b.targets.data(), N * sizeof(int));
+  }
+
+  {
+    // Launching may block inside NCCL (connecting to a peer that is gone): under the watchdog.
+    auto guard = runtime_.guard(ctx, config_.step_timeout_s);
+    step_start_.record(stream_);
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model_.grads(), 0, model_.num_params() * sizeof(float), stream_));
+    for (int m = 0; m < micro; ++m) {
+      const int* src = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
+      GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.tokens(), src, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
+      GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.targets(), src + N, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
+      fwd_start_[static_cast<std::size_t>(m)]->record(stream_);
+      model_.forward(dloss, stream_);
+      GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_losses_.get() + static_cast<std::size_t>(m) * N, model_.losses(),
+                                           N * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+      fwd_end_[static_cast<std::size_t>(m)]->record(stream_);
+      // Only the last micro-batch's backward completes the gradients: reduce then (DDP's no_sync).
+      const bool last = m == micro - 1;
+      model_.backward(stream_, [&](int layer) {
+        if (last) sync_.layer_done(layer, stream_);
+      });
+      bwd_end_[static_cast<std::size_t>(m)]->record(stream_);
+    }
+    sync_.join(stream_);
+    comm_joined_.record(stream_);
+    optimizer_step(step_index);
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    step_end_.record(stream_);
+  }
+  std::vector<ncclComm_t> comms;
+  if (spec.comm) comms.push_back(spec.comm);
+  runtime_.wait(step_end_, comms, ctx, config_.step_timeout_s);
+
+  StepRecord r;
+  r.step = step_index;
+  double sum = 0;
+  for (std::size_t i = 0; i < N * static_cast<std::size_t>(micro); ++i) sum += host_losses_.get()[i];
+  r.loss = sum / static_cast<double>(N * static_cast<std::size_t>(micro));
+  r.grad_norm = host_norm_.get()[0];
+  for (int m = 0; m < micro; ++m) {
+    const auto i = static_cast<std::size_t>(m);
+    r.forward_ms += fwd_end_[i]->elapsed_ms_since(*fwd_start_[i]);
+    r.backward_ms += bwd_end_[i]->elapsed_ms_since(*fwd_end_[i]);
+  }
+  r.comm_exposed_ms = comm_joined_.elapsed_ms_since(*bwd_end_[static_cast<std::size_t>(micro - 1)]);
+  r.optimizer_ms = step_end_.elapsed_ms_since(comm_joined_);
+  r.step_ms = step_end_.elapsed_ms_since(step_start_);
+  return r;
+}
+
+// Global-norm clipping and AdamW, all on the device: the clip factor never visits the host.
+void Trainer::optimizer_step(int t) {
+  const std::size_t n = model_.num_params();
+  gpu::sum_of_squares(sumsq_.get(), partials_.get(), model_.grads(), n, stream_);
+  gpu::clip_scale(clip_scale_.get(), grad_norm_.get(), sumsq_.get(), static_cast<float>(config_.grad_clip), stream_);
+  const double warm = config_.lr_warmup > 0 ? std::min(1.0, static_cast<double>(t) / config_.lr_warmup) : 1.0;
+  for (const ParamTensor& tensor : model_.layout().tensors()) {
+    gpu::AdamW h{static_cast<float>(config_.lr * warm), static_cast<float>(config_.beta1),
+                 static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
+                 decays(tensor) ? static_cast<float>(config_.weight_decay) : 0.0f, t};
+    gpu::adamw_update(model_.master() + tensor.offset, model_.params() + tensor.offset, adam_m_.get() + tensor.offset,
+                      adam_v_.get() + tensor.offset, model_.grads() + tensor.offset, clip_scale_.get(), tensor.size, h,
+                      stream_);
+  }
+}
+
+}  // namespace gpuaccept::ddp

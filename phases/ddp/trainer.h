@@ -1,0 +1,84 @@
+// The training loop: for each optimizer step, forward and backward over each micro-batch
+// (gradients accumulate), the gradient buckets all-reduced while backward runs
+// (gpu/gradient_sync.h), then global-norm clipping and AdamW, all on the GPU with one
+// host wait per step. Every wait is bounded (nccl-scaling's Runtime: deadline, NCCL
+// async errors, other ranks' abort notices), so a dead or hung rank ends the run with a
+// Fault instead of a hang.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nccl.h>
+
+#include "cuda/cuda_handles.h"
+#include "ddp/ddp_config.h"
+#include "ddp/gpu/gpt_model.h"
+#include "ddp/gpu/gradient_sync.h"
+#include "ddp/token_source.h"
+#include "nccl-scaling/runtime.h"
+
+namespace gpuaccept::ddp {
+
+struct StepRecord {
+  int step = 0;             // from 1
+  double loss = 0;          // mean over this rank's micro-batches
+  double grad_norm = 0;     // global norm before clipping (after the all-reduce)
+  double forward_ms = 0, backward_ms = 0, comm_exposed_ms = 0, optimizer_ms = 0, step_ms = 0;
+};
+
+struct TrainRun {
+  std::string label;
+  int comm_size = 1;  // GPUs averaging gradients together
+  std::vector<StepRecord> steps;
+  int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
+};
+
+struct TrainSpec {
+  std::string label;        // "all", "node", "single_gpu", "equivalence"
+  ncclComm_t comm = nullptr;  // gradients averaged over it; nullptr: alone
+  std::vector<int> comm_ranks;  // world ranks in comm, for messages
+  int steps = 1;
+  std::vector<int> shards;  // data shards, one micro-batch each per optimizer step
+  bool log_progress = false;
+};
+
+class Trainer {
+ public:
+  // `init`: the initial master weights (layout of model.layout()); every run starts there
+  // with fresh AdamW state. max_micro: the most micro-batches any run will ask for.
+  Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data, nccl_scaling::Runtime& runtime,
+          std::vector<float> init, int max_micro);
+
+  TrainRun run(const TrainSpec& spec);
+  // The run in progress or last run, step by step: after a Fault, what was completed.
+  const TrainRun& progress() const { return current_; }
+
+  // This rank's master weights, copied to the host (after a run).
+  std::vector<float> master_weights();
+  cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  gpu::GptModel& model_;
+  const DdpConfig& config_;
+  const TokenSource& data_;
+  nccl_scaling::Runtime& runtime_;
+  std::vector<float> init_;
+  int max_micro_;
+  TrainRun current_;
+
+  CudaStream stream_;
+  gpu::GradientSync sync_;
+  DeviceBuffer<float> adam_m_, adam_v_, sumsq_, partials_, clip_scale_, grad_norm_;
+  PinnedBuffer<int> staging_;          // max_micro x (tokens, targets)
+  PinnedBuffer<float> host_losses_;    // max_micro x B*T
+  PinnedBuffer<float> host_norm_;
+  std::vector<std::unique_ptr<CudaEvent>> fwd_start_, fwd_end_, bwd_end_;
+  CudaEvent step_start_, comm_joined_, step_end_;
+
+  StepRecord step(const TrainSpec& spec, int step_index);
+  void optimizer_step(int t);
+};
+
+}  // namespace gpuaccept::ddp

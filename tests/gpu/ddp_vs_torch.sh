@@ -1,0 +1,40 @@
+#!/bin/bash
+# The ddp phase against the PyTorch anchor (../shared/anchors/torch_ddp_gpt2.py, carried
+# as .gpu-carry/anchors/) on the same GPUs, in one call, for docs/performance.md:
+#   tests/gpu/ddp_vs_torch.sh [NGPU]      (after: source tests/gpu/env.sh on the GPU machine)
+# 1. ddp-kernel-tests: every kernel of phases/ddp/gpu/kernels against a CPU loop;
+# 2. gpuaccept-ddp on NGPU GPUs (default: all): one process per GPU under the local Slurm
+#    with srun --mpi=pmix, or alone without Slurm when NGPU is 1;
+# 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+BIN=${GPUACCEPT_BIN:-$root/build/bin}
+ngpu=${1:-$(nvidia-smi -L | grep -c '^GPU')}
+export NCCL_NVLS_ENABLE=0
+
+echo "=== kernel tests"
+"$BIN/ddp-kernel-tests" 2>&1 | tee "$OUT/ddp-kernel-tests.log" | tail -n 40
+
+echo "=== gpuaccept-ddp on $ngpu GPU(s)"
+cfg=${DDP_CONFIG:-$here/ddp-gpu.yaml}
+if [ "$ngpu" -eq 1 ]; then
+  timeout --kill-after=10 "${DDP_TIMEOUT:-300}" "$BIN/gpuaccept-ddp" --config "$cfg" --results "$OUT/results" --run-id ddp-1gpu >"$OUT/ddp.log" 2>&1
+else
+  srun -N1 -n"$ngpu" --mpi=pmix "$here/bind_local_gpu.sh" "$BIN/gpuaccept-ddp" --config "$cfg" \
+    --results "$OUT/results" --run-id "ddp-${ngpu}gpu" >"$OUT/ddp.log" 2>&1
+fi
+echo "exit code $?"
+grep -v '^\[.* r[1-9][0-9]*/' "$OUT/ddp.log" | tail -n 60
+
+anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
+[ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
+for mode in eager compile; do
+  echo "=== PyTorch anchor ($mode) on $ngpu GPU(s)"
+  flag=()
+  [ "$mode" = compile ] && flag=(--compile)
+  torchrun --standalone --nproc_per_node="$ngpu" "$anchor" --seq 1024 --mbs 16 "${flag[@]}" >"$OUT/torch-$mode.log" 2>&1
+  grep RESULT "$OUT/torch-$mode.log" || tail -n 20 "$OUT/torch-$mode.log"
+done

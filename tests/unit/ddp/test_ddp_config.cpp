@@ -1,0 +1,34 @@
+// The ddp phase's settings: defaults, flags over the file, and bad values named by key.
+#include <catch2/catch.hpp>
+
+#include "common/error.h"
+#include "ddp/ddp_config.h"
+
+using namespace gpuaccept;
+using namespace gpuaccept::ddp;
+
+TEST_CASE("defaults are the issue's GPT-2 124M run") {
+  const DdpConfig d = load_ddp_config(Config{}, {});
+  CHECK(d.model == "gpt2_124m");
+  CHECK(d.micro_batch == 16);
+  CHECK(d.seq_len == 1024);
+}
+
+TEST_CASE("flags override the config file") {
+  const Config c = Config::parse("ddp:\n  model: tiny\n  micro_batch: 4\n  seq_len: 8\n  data_vocab: 8\n", "test.yaml");
+  DdpFlags f;
+  f.micro_batch = 2;
+  const DdpConfig d = load_ddp_config(c, f);
+  CHECK(d.model == "tiny");
+  CHECK(d.micro_batch == 2);
+  CHECK(d.seq_len == 8);
+}
+
+TEST_CASE("bad values name the file and the key") {
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  model: gpt5\n", "bad.yaml"), {}),
+                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.model"));
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  seq_len: 1001\n", "bad.yaml"), {}),
+                    Catch::Contains("ddp.seq_len"));
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  lr: -1\n", "bad.yaml"), {}), Catch::Contains("ddp.lr"));
+  CHECK_THROWS_AS(load_ddp_config(Config::parse("ddp:\n  steps: many\n", "bad.yaml"), {}), InputError);
+}

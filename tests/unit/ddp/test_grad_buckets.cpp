@@ -1,0 +1,81 @@
+// Gradient buckets: every gradient element reduced exactly once, in the order backward
+// completes the layers, with the tied embedding in the last bucket.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "ddp/grad_buckets.h"
+
+using namespace gpuaccept::ddp;
+
+namespace {
+
+// How many buckets hold each element of the flat buffer.
+std::vector<int> coverage(const ParamLayout& layout, const std::vector<GradBucket>& buckets) {
+  std::vector<int> seen(layout.total(), 0);
+  for (const auto& b : buckets) {
+    std::size_t elements = 0;
+    for (const auto& r : b.ranges) {
+      for (std::size_t i = r.offset; i < r.offset + r.count; ++i) ++seen.at(i);
+      elements += r.count;
+    }
+    CHECK(elements == b.elements);
+  }
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("one bucket per layer covers every gradient once, last layer first") {
+  const GptConfig cfg{64, 16, 3, 2, 16};
+  const ParamLayout layout(cfg);
+  const auto buckets = plan_grad_buckets(layout, cfg.layers, 0);
+  REQUIRE(buckets.size() == 4);
+  CHECK(buckets[0].ready_after_layer == 2);
+  CHECK(buckets[1].ready_after_layer == 1);
+  CHECK(buckets[2].ready_after_layer == 0);
+  CHECK(buckets[3].ready_after_layer == -1);
+  // A layer's slices: one per per-layer tensor (12), none adjacent in the flat buffer.
+  CHECK(buckets[0].ranges.size() == 12);
+  for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
+}
+
+TEST_CASE("the last bucket holds the embeddings and the final LayerNorm") {
+  const GptConfig cfg{64, 16, 2, 2, 16};
+  const ParamLayout layout(cfg);
+  const auto buckets = plan_grad_buckets(layout, cfg.layers, 0);
+  const GradBucket& last = buckets.back();
+  const std::size_t expected =
+      layout[Param::wte].size + layout[Param::wpe].size + layout[Param::lnfw].size + layout[Param::lnfb].size;
+  CHECK(last.elements == expected);
+  CHECK(last.layers_from == -1);
+  // wte and wpe are adjacent at the start of the buffer: one merged range.
+  CHECK(last.ranges.front().offset == 0);
+  CHECK(last.ranges.front().count == layout[Param::wte].size + layout[Param::wpe].size);
+}
+
+TEST_CASE("large buckets merge consecutive layers and adjacent slices") {
+  const GptConfig cfg{64, 16, 4, 2, 16};
+  const ParamLayout layout(cfg);
+  const std::size_t per_layer = (layout.total() - layout[Param::wte].size - layout[Param::wpe].size -
+                                 layout[Param::lnfw].size - layout[Param::lnfb].size) / cfg.layers;
+  const auto buckets = plan_grad_buckets(layout, cfg.layers, 2 * per_layer);
+  REQUIRE(buckets.size() == 3);  // layers 3-2, layers 1-0, embeddings
+  CHECK(buckets[0].layers_to == 3);
+  CHECK(buckets[0].layers_from == 2);
+  CHECK(buckets[0].ready_after_layer == 2);
+  CHECK(buckets[1].ready_after_layer == 0);
+  CHECK(buckets[0].elements == 2 * per_layer);
+  // Layers 3 and 2 of one tensor are adjacent: 12 ranges, not 24.
+  CHECK(buckets[0].ranges.size() == 12);
+  for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
+}
+
+TEST_CASE("a bucket larger than the model holds all layers in one") {
+  const GptConfig cfg{64, 16, 3, 2, 16};
+  const ParamLayout layout(cfg);
+  const auto buckets = plan_grad_buckets(layout, cfg.layers, layout.total() * 2);
+  REQUIRE(buckets.size() == 2);
+  CHECK(buckets[0].ready_after_layer == 0);
+  for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
+}
