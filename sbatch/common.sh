@@ -39,5 +39,12 @@ run_phase() {
   "${step[@]}" "$binary" --results "$GPUACCEPT_RESULTS" --config "$GPUACCEPT_CONFIG" "$@"
   local rc=$?
   echo "gpuaccept: phase $phase ended with exit code $rc at $(date -u +%FT%TZ)"
+  # srun takes every rank down when one is killed by a signal, so nobody wrote the phase
+  # file: assemble it from the ranks' checkpoints, with the failure recorded.
+  if [ "$rc" -ne 0 ] && [ -x "$GPUACCEPT_BIN/gpuaccept-salvage" ]; then
+    "$GPUACCEPT_BIN/gpuaccept-salvage" --phase "$phase" --results "$GPUACCEPT_RESULTS" \
+      --ranks $(( ${SLURM_JOB_NUM_NODES:-1} * GPUACCEPT_TASKS_PER_NODE )) \
+      --why "srun exited with code $rc on ${SLURM_JOB_NODELIST:-this node}"
+  fi
   return $rc
 }

@@ -1,4 +1,5 @@
 #include "results/result_writer.h"
+#include "results/salvage.h"
 
 #include <algorithm>
 #include <ctime>
@@ -140,28 +141,11 @@ Status ResultWriter::finish() {
 }
 
 Status ResultWriter::write_from_parts(const std::string& why) {
-  ResultFile file;
+  MergedParts merged = merge_part_files(parts_dir(), world_.size());
+  ResultFile file = std::move(merged.file);
   file.attributes = attributes_;
   file.attributes["complete"] = "partial";
-  std::set<int> reported;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(parts_dir(), ec)) {
-    if (entry.path().extension() != ".h5" || entry.path().filename().string().find(".next") != std::string::npos)
-      continue;
-    try {
-      ResultFile part = read_result_file(entry.path());
-      const int rank = std::stoi(part.attributes.at("rank"));
-      reported.insert(rank);
-      for (auto& r : part.records) file.records.push_back(std::move(r));
-      for (auto& [name, texts] : part.documents) {
-        auto& slot = file.documents[name];
-        slot.resize(world_.size());
-        if (!texts.empty()) slot[rank] = texts.front();
-      }
-    } catch (const std::exception& e) {
-      log_error("{}", e.what());
-    }
-  }
+  std::set<int>& reported = merged.reported;
   // Rank 0's own records are current even if its last checkpoint is not.
   std::erase_if(file.records, [&](const Record& r) { return r.rank == world_.rank(); });
   for (const auto& r : records_) file.records.push_back(r);

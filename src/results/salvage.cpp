@@ -1,0 +1,68 @@
+#include "results/salvage.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/log.h"
+#include "results/result_writer.h"
+
+namespace gpuaccept {
+
+namespace fs = std::filesystem;
+
+MergedParts merge_part_files(const fs::path& parts_dir, int world_size_hint) {
+  MergedParts m;
+  m.world_size = world_size_hint;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parts_dir, ec)) {
+    if (entry.path().extension() != ".h5" || entry.path().filename().string().find(".next") != std::string::npos)
+      continue;
+    try {
+      ResultFile part = read_result_file(entry.path());
+      const int rank = std::stoi(part.attributes.at("rank"));
+      if (m.reported.empty()) m.file.attributes = part.attributes;
+      if (auto it = part.attributes.find("world_size"); it != part.attributes.end())
+        m.world_size = std::max(m.world_size, std::stoi(it->second));
+      m.reported.insert(rank);
+      for (auto& r : part.records) m.file.records.push_back(std::move(r));
+      for (auto& [name, texts] : part.documents) {
+        auto& slot = m.file.documents[name];
+        if (static_cast<int>(slot.size()) <= rank) slot.resize(static_cast<std::size_t>(rank) + 1);
+        if (!texts.empty()) slot[static_cast<std::size_t>(rank)] = texts.front();
+      }
+    } catch (const std::exception& e) {
+      log_error("{}", e.what());
+    }
+  }
+  m.file.attributes.erase("rank");
+  m.file.attributes["complete"] = "partial";
+  for (auto& [name, slot] : m.file.documents) slot.resize(static_cast<std::size_t>(std::max(m.world_size, 1)));
+  return m;
+}
+
+std::optional<fs::path> salvage_phase_file(const fs::path& run_dir, const std::string& phase, const std::string& why,
+                                           int world_size) {
+  const fs::path target = run_dir / (phase + ".h5");
+  if (fs::exists(target)) return std::nullopt;
+  MergedParts m = merge_part_files(run_dir / (phase + ".parts"), world_size);
+  m.file.attributes["phase"] = phase;
+  m.file.attributes["end_time"] = utc_now();
+  if (m.world_size > 0) m.file.attributes["world_size"] = std::to_string(m.world_size);
+  std::vector<int> missing;
+  for (int r = 0; r < m.world_size; ++r)
+    if (!m.reported.count(r)) missing.push_back(r);
+  Record err;
+  err.phase = phase;
+  err.rank = kJobLevel;
+  err.test = "result_gather";
+  err.status = Status::Error;
+  err.message = fmt::format(
+      "the job step ended without writing its results ({}); this file was assembled from the checkpoints of {} of {} "
+      "ranks{}",
+      why, m.reported.size(), m.world_size > 0 ? std::to_string(m.world_size) : "?",
+      missing.empty() ? std::string() : fmt::format("; ranks {} left no checkpoint", fmt::join(missing, ",")));
+  m.file.records.push_back(std::move(err));
+  return write_result_file(target, m.file);
+}
+
+}  // namespace gpuaccept

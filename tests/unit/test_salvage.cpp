@@ -1,0 +1,70 @@
+// A phase file assembled from the ranks' checkpoints after a step died without writing it.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "results/result_file.h"
+#include "results/salvage.h"
+
+using namespace gpuaccept;
+namespace fs = std::filesystem;
+
+namespace {
+
+// What ResultWriter::checkpoint leaves for one rank of a 3-rank smoke step.
+void write_part(const fs::path& parts, int rank) {
+  ResultFile f;
+  f.attributes = {{"phase", "smoke"}, {"world_size", "3"}, {"rank", std::to_string(rank)}, {"complete", "partial"}};
+  Record r;
+  r.phase = "smoke";
+  r.rank = rank;
+  r.node = "gpa-node1";
+  r.test = "slurm_controller";
+  r.status = Status::Pass;
+  f.records.push_back(r);
+  f.documents["facts"] = {"{\"rank\": " + std::to_string(rank) + "}"};
+  fs::create_directories(parts);
+  write_result_file(parts / ("rank-0000" + std::to_string(rank) + ".h5"), f);
+}
+
+}  // namespace
+
+TEST_CASE("salvage writes the phase file from the checkpoints and names the ranks that left none") {
+  const fs::path run = fs::temp_directory_path() / ("gpuaccept-unit-salvage-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  write_part(run / "smoke.parts", 0);
+  write_part(run / "smoke.parts", 2);
+
+  const auto written = salvage_phase_file(run, "smoke", "srun exited with code 137", 0);
+  REQUIRE(written.has_value());
+  const ResultFile f = read_result_file(run / "smoke.h5");
+  CHECK(f.attributes.at("complete") == "partial");
+  CHECK(f.attributes.at("world_size") == "3");
+  CHECK(f.attributes.count("rank") == 0);
+  REQUIRE(f.records.size() == 3);
+  const Record& err = f.records.back();
+  CHECK(err.test == "result_gather");
+  CHECK(err.status == Status::Error);
+  CHECK_THAT(err.message, Catch::Contains("srun exited with code 137") && Catch::Contains("2 of 3 ranks") &&
+                              Catch::Contains("ranks 1 left no checkpoint"));
+  REQUIRE(f.documents.at("facts").size() == 3);
+  CHECK(f.documents.at("facts")[2] == "{\"rank\": 2}");
+  CHECK(f.documents.at("facts")[1].empty());
+
+  // The step's own file is never replaced.
+  CHECK_FALSE(salvage_phase_file(run, "smoke", "again", 0).has_value());
+  fs::remove_all(run);
+}
+
+TEST_CASE("salvage with no checkpoint at all still records the failure") {
+  const fs::path run = fs::temp_directory_path() / ("gpuaccept-unit-salvage-empty-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  fs::create_directories(run);
+  REQUIRE(salvage_phase_file(run, "ddp", "srun exited with code 9", 4).has_value());
+  const ResultFile f = read_result_file(run / "ddp.h5");
+  REQUIRE(f.records.size() == 1);
+  CHECK_THAT(f.records[0].message, Catch::Contains("0 of 4 ranks") && Catch::Contains("ranks 0,1,2,3 left no checkpoint"));
+  fs::remove_all(run);
+}
