@@ -25,11 +25,13 @@ struct GradientCheck {
   double loss_gpu = 0, loss_cpu = 0;
   std::vector<TensorError> tensors;  // in layout order
   double padding_grad_max = 0;       // max |gradient| in wte's padding rows (must be 0)
+  std::string fusions;               // the matmul epilogues the GPU model used (gpt_model.h)
 };
 
 // The model checked: vocab 100 (padded to 128 on the GPU), 64 positions, 2 layers,
-// 4 heads, 64 channels; 4 sequences of 64 tokens. Runs on the current CUDA device.
+// 4 heads, 64 channels; 4 sequences of 64 tokens. Runs on the current CUDA device, with
+// the matmul epilogues when allow_fusion and cuBLASLt has them, else without.
 inline constexpr GptConfig gradient_check_config{100, 64, 2, 4, 64};
-GradientCheck run_gradient_check(std::uint64_t seed);
+GradientCheck run_gradient_check(std::uint64_t seed, bool allow_fusion);
 
 }  // namespace gpuaccept::ddp

@@ -15,13 +15,6 @@ namespace gpuaccept::ddp {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Every rank's vector of doubles (same length on every rank).
 std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<double>& mine) {
   std::vector<std::vector<double>> out;
@@ -34,46 +27,6 @@ std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<
 }
 
 }  // namespace
-
-StepRecord median_step(const std::vector<StepRecord>& steps, int skip) {
-  std::vector<StepRecord> timed(steps.begin() + std::min<std::size_t>(static_cast<std::size_t>(std::max(skip, 0)),
-                                                                     steps.size() > 1 ? steps.size() - 1 : 0),
-                                steps.end());
-  auto med = [&](double StepRecord::*field) {
-    std::vector<double> v;
-    for (const auto& s : timed) v.push_back(s.*field);
-    return median(v);
-  };
-  StepRecord r;
-  r.forward_ms = med(&StepRecord::forward_ms);
-  r.backward_ms = med(&StepRecord::backward_ms);
-  r.comm_exposed_ms = med(&StepRecord::comm_exposed_ms);
-  r.optimizer_ms = med(&StepRecord::optimizer_ms);
-  r.step_ms = med(&StepRecord::step_ms);
-  return r;
-}
-
-double bf16_peak_tflops(const std::string& name) {
-  // Dense (no sparsity) bf16 tensor-core peaks of the SXM parts, from NVIDIA's data sheets.
-  if (name.find("H100") != std::string::npos || name.find("H200") != std::string::npos) return 989.4;
-  if (name.find("B200") != std::string::npos) return 2250;
-  if (name.find("A100") != std::string::npos) return 312;
-  return 0;
-}
-
-std::uint64_t weights_hash(const std::vector<float>& w) {
-  std::uint64_t h = 1469598103934665603ULL;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(w.data());
-  const std::size_t n = w.size() * sizeof(float);
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, bytes + i, 8);
-    h = (h ^ word) * 1099511628211ULL;
-  }
-  for (; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
-  return h;
-}
 
 RunSummary::RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
                        std::optional<double> loss_floor)
@@ -119,7 +72,7 @@ void RunSummary::record_training(const TrainRun& run) {
       last == 0 ? NAN : std::accumulate(global_losses_.begin() + (bad - last), global_losses_.begin() + bad, 0.0) / last;
   const double ln_v = std::log(static_cast<double>(model_.config().vocab));
   const double floor = loss_floor_.value_or(0.0);
-  const double threshold = ln_v - config_.learn_fraction * (ln_v - floor);
+  const double threshold = learning_threshold(model_.config().vocab, floor, config_.learn_fraction);
   Record& r = out.measure("learning", "final_loss", final_loss, "nats",
                           {{"steps", std::to_string(bad)}, {"threshold", fmt::format("{:.4f}", threshold)}});
   r.status = std::isfinite(final_loss) && final_loss <= threshold ? Status::Pass : Status::Fail;

@@ -11,20 +11,11 @@
 
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
+#include "ddp/run_stats.h"
 #include "ddp/trainer.h"
 #include "phase/phase_runner.h"
 
 namespace gpuaccept::ddp {
-
-// Medians over a run's steps after the first `skip` (warm-up, cuBLASLt planning, NCCL setup).
-StepRecord median_step(const std::vector<StepRecord>& steps, int skip);
-
-// Dense bf16 peak of a GPU by its name (H100/H200 989.4 TFLOP/s, ...); 0 when unknown.
-double bf16_peak_tflops(const std::string& gpu_name);
-
-// FNV-1a over the bytes' 64-bit words: equal weights give equal hashes, and a single
-// flipped bit changes it.
-std::uint64_t weights_hash(const std::vector<float>& weights);
 
 class RunSummary {
  public:

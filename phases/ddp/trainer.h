@@ -16,17 +16,11 @@
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/gpu/gradient_sync.h"
+#include "ddp/run_stats.h"
 #include "ddp/token_source.h"
 #include "nccl-scaling/runtime.h"
 
 namespace gpuaccept::ddp {
-
-struct StepRecord {
-  int step = 0;             // from 1
-  double loss = 0;          // mean over this rank's micro-batches
-  double grad_norm = 0;     // global norm before clipping (after the all-reduce)
-  double forward_ms = 0, backward_ms = 0, comm_exposed_ms = 0, optimizer_ms = 0, step_ms = 0;
-};
 
 struct TrainRun {
   std::string label;

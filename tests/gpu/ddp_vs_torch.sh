@@ -5,7 +5,8 @@
 # 1. ddp-kernel-tests: every kernel of phases/ddp/gpu/kernels against a CPU loop;
 # 2. gpuaccept-ddp on NGPU GPUs (default: all): one process per GPU under the local Slurm
 #    with srun --mpi=pmix, or alone without Slurm when NGPU is 1;
-# 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs.
+# 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs
+#    (SKIP_TORCH=1 leaves it out).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -31,6 +32,7 @@ grep -v '^\[.* r[1-9][0-9]*/' "$OUT/ddp.log" | tail -n 60
 
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
+[ -n "${SKIP_TORCH:-}" ] && exit 0  # SKIP_TORCH=1: the phase only (PyTorch measured in an earlier call)
 for mode in eager compile; do
   echo "=== PyTorch anchor ($mode) on $ngpu GPU(s)"
   flag=()

@@ -49,7 +49,7 @@ const GptConfig& checked(const GptConfig& c, int B, int T) {
 
 }  // namespace
 
-GptModel::GptModel(const GptConfig& config, int B, int T)
+GptModel::GptModel(const GptConfig& config, int B, int T, bool allow_fusion)
     : config_(checked(config, B, T)), layout_(padded(config)), B_(B), T_(T) {
   const long long L = config_.layers, C = config_.channels, NH = config_.heads;
   const long long N = static_cast<long long>(B) * T, Vp = layout_[Param::wte].shape[0];
@@ -85,6 +85,12 @@ GptModel::GptModel(const GptConfig& config, int B, int T)
   d4c_ = DeviceBuffer<bf16>(sz(4 * NC));
   dqkvr_ = DeviceBuffer<bf16>(sz(3 * NC));
 
+  const int N32 = static_cast<int>(N), C32 = static_cast<int>(C);
+  fuse_residual_ = allow_fusion && matmul_.supports(Matmul::forward_shape(N32, C32, C32, Epilogue::Bias, true)) &&
+                   matmul_.supports(Matmul::forward_shape(N32, 4 * C32, C32, Epilogue::Bias, true));
+  fuse_gelu_ = allow_fusion && matmul_.supports(Matmul::forward_shape(N32, C32, 4 * C32, Epilogue::GeluAuxBias, false)) &&
+               matmul_.supports(Matmul::backward_input_shape(N32, 4 * C32, C32, Epilogue::DGelu));
+
   GPUACCEPT_CUDA_CHECK(cudaMemset(master_.get(), 0, master_.bytes()));
   GPUACCEPT_CUDA_CHECK(cudaMemset(grads_.get(), 0, grads_.bytes()));
   GPUACCEPT_CUDA_CHECK(cudaMemset(params_.get(), 0, params_.bytes()));
@@ -98,6 +104,12 @@ std::size_t GptModel::device_bytes() const {
   for (const auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_, &lnf_mean_, &lnf_rstd_, &losses_})
     total += b->bytes();
   return total;
+}
+
+std::string GptModel::fusions() const {
+  if (fuse_residual_ && fuse_gelu_) return "residual+gelu";
+  if (fuse_residual_) return "residual";
+  return fuse_gelu_ ? "gelu" : "none";
 }
 
 const bf16* GptModel::p(Param t, int layer) const {
@@ -121,34 +133,55 @@ void GptModel::set_master(std::span<const float> host, cudaStream_t stream) {
 // Per head, q, k, v are row-major (T, HS) and the scores (T, T). cuBLAS is column-major, so
 // each row-major matrix is read as its transpose: a product X = Y Z in row-major terms is
 // X^T = Z^T Y^T in cuBLAS's.
+//
+// Causality: query t1 only sees keys t2 <= t1. The products are cut into chunks of queries
+// (or of keys), each over the keys (queries) it can see, which skips most of the masked upper
+// triangle: with 4 chunks 10/16 of the full T x T work. The score entries never computed are
+// never read (the softmax kernels read t2 <= t1 only) and att's upper triangle is written 0.
 
-// scores[t1,t2] = q[t1,:] . k[t2,:]          column-major: scores^T (T x T) = k (HS x T)^T q (HS x T)
-void GptModel::attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s) {
-  const int T = T_, HS = config_.channels / config_.heads;
-  GemmShape g;
-  g.transa = true;
-  g.m = T, g.n = T, g.k = HS;
-  g.lda = HS, g.ldb = HS, g.ldd = T;
-  g.batch = B_ * config_.heads;
-  g.stride_a = g.stride_b = static_cast<long long>(T) * HS, g.stride_d = static_cast<long long>(T) * T;
-  matmul_.run(g, k, q, scores, nullptr, s);
+int GptModel::attention_chunks() const {
+  for (int c : {4, 2})
+    if (T_ % (16 * c) == 0) return c;  // chunk offsets stay 32-byte aligned for cuBLASLt
+  return 1;
 }
 
-// y[t1,:] = sum_t2 att[t1,t2] v[t2,:]        column-major: y^T (HS x T) = v^T (HS x T) att^T (T x T)
-void GptModel::attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s) {
-  const int T = T_, HS = config_.channels / config_.heads;
+void GptModel::head_gemm(bool ta, bool tb, int m, int n, int k, const bf16* a, long long lda, long long sa,
+                         const bf16* b, long long ldb, long long sb, bf16* d, long long ldd, long long sd,
+                         cudaStream_t s) {
   GemmShape g;
-  g.m = HS, g.n = T, g.k = T;
-  g.lda = HS, g.ldb = T, g.ldd = HS;
+  g.transa = ta, g.transb = tb;
+  g.m = m, g.n = n, g.k = k;
+  g.lda = lda, g.ldb = ldb, g.ldd = ldd;
   g.batch = B_ * config_.heads;
-  g.stride_a = g.stride_d = static_cast<long long>(T) * HS, g.stride_b = static_cast<long long>(T) * T;
-  matmul_.run(g, v, att, y, nullptr, s);
+  g.stride_a = sa, g.stride_b = sb, g.stride_d = sd;
+  matmul_.run(g, a, b, d, nullptr, s);
+}
+
+// scores[t1,t2] = q[t1,:] . k[t2,:]     per query chunk [c0, c0+H), keys [0, c0+H):
+//   column-major scores^T block (keys x queries) = k^T (keys x HS) q (HS x queries)
+void GptModel::attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s) {
+  const int T = T_, HS = config_.channels / config_.heads, H = T / attention_chunks();
+  const long long THS = static_cast<long long>(T) * HS, TT = static_cast<long long>(T) * T;
+  for (int c0 = 0; c0 < T; c0 += H)
+    head_gemm(true, false, c0 + H, H, HS, k, HS, THS, q + static_cast<long long>(c0) * HS, HS, THS,
+              scores + static_cast<long long>(c0) * T, T, TT, s);
+}
+
+// y[t1,:] = sum_{t2 <= t1} att[t1,t2] v[t2,:]     per query chunk, over keys [0, c0+H):
+//   column-major y^T (HS x queries) = v^T (HS x keys) att^T (keys x queries)
+void GptModel::attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s) {
+  const int T = T_, HS = config_.channels / config_.heads, H = T / attention_chunks();
+  const long long THS = static_cast<long long>(T) * HS, TT = static_cast<long long>(T) * T;
+  for (int c0 = 0; c0 < T; c0 += H)
+    head_gemm(false, false, HS, H, c0 + H, v, HS, THS, att + static_cast<long long>(c0) * T, T, TT,
+              y + static_cast<long long>(c0) * HS, HS, THS, s);
 }
 
 // From dy (B,NH,T,HS), the gradient of the attention output per head, to dqkv (B,T,3C) in qkv_:
 //   datt = dy v^T;  dv = att^T dy;  dscores = softmax backward (scaled);  dq = dscores k;  dk = dscores^T q
+// datt and dq go by query chunk (keys [0, c0+H)), dv and dk by key chunk (queries [c0, T)).
 void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
-  const int B = B_, T = T_, NH = config_.heads, C = config_.channels, HS = C / NH;
+  const int B = B_, T = T_, NH = config_.heads, C = config_.channels, HS = C / NH, H = T / attention_chunks();
   const long long NC = static_cast<long long>(B) * T * C, THS = static_cast<long long>(T) * HS,
                   TT = static_cast<long long>(T) * T;
   const bf16* q = qkvr_.get() + layer * 3 * NC;
@@ -160,31 +193,22 @@ void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
   bf16* dv = dq + 2 * NC;
   bf16* datt = scores_.get();
 
-  GemmShape g;  // datt^T (T x T) = v (HS x T)^T dy^T (HS x T)
-  g.transa = true;
-  g.m = T, g.n = T, g.k = HS, g.lda = HS, g.ldb = HS, g.ldd = T, g.batch = B * NH;
-  g.stride_a = THS, g.stride_b = THS, g.stride_d = TT;
-  matmul_.run(g, v, dy, datt, nullptr, s);
-
-  g = {};  // dv^T (HS x T) = dy^T (HS x T) att (T x T)   [att^T read transposed]
-  g.transb = true;
-  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
-  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
-  matmul_.run(g, dy, att, dv, nullptr, s);
-
+  for (long long c0 = 0; c0 < T; c0 += H) {
+    // datt^T block (keys x queries) = v^T (keys x HS) dy^T (HS x queries)
+    head_gemm(true, false, static_cast<int>(c0) + H, H, HS, v, HS, THS, dy + c0 * HS, HS, THS, datt + c0 * T, T, TT, s);
+    // dv^T (HS x keys of the chunk) = dy^T (HS x queries >= c0) att (queries x keys), att^T read transposed
+    head_gemm(false, true, HS, H, T - static_cast<int>(c0), dy + c0 * HS, HS, THS, att + c0 * T + c0, T, TT,
+              dv + c0 * HS, HS, THS, s);
+  }
   causal_softmax_backward(datt, datt, att, 1.0f / std::sqrt(static_cast<float>(HS)), B * NH, T, s);
-
-  g = {};  // dq^T (HS x T) = k^T (HS x T) dscores^T (T x T)
-  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
-  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
-  matmul_.run(g, k, datt, dq, nullptr, s);
-
-  g = {};  // dk^T (HS x T) = q^T (HS x T) dscores (T x T)   [dscores^T read transposed]
-  g.transb = true;
-  g.m = HS, g.n = T, g.k = T, g.lda = HS, g.ldb = T, g.ldd = HS, g.batch = B * NH;
-  g.stride_a = THS, g.stride_b = TT, g.stride_d = THS;
-  matmul_.run(g, q, datt, dk, nullptr, s);
-
+  for (long long c0 = 0; c0 < T; c0 += H) {
+    // dq^T (HS x queries) = k^T (HS x keys) dscores^T (keys x queries)
+    head_gemm(false, false, HS, H, static_cast<int>(c0) + H, k, HS, THS, datt + c0 * T, T, TT, dq + c0 * HS, HS,
+              THS, s);
+    // dk^T (HS x keys of the chunk) = q^T (HS x queries >= c0) dscores (queries x keys), read transposed
+    head_gemm(false, true, HS, H, T - static_cast<int>(c0), q + c0 * HS, HS, THS, datt + c0 * T + c0, T, TT,
+              dk + c0 * HS, HS, THS, s);
+  }
   merge_qkv(qkv_.get(), dq, dk, dv, B, T, NH, HS, s);
 }
 
@@ -218,16 +242,28 @@ void GptModel::forward(float dloss, cudaStream_t s) {
     causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
     attention_values(nc_a_.get(), att, q + 2 * NC, s);
     merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
-    matmul_.linear_forward(nc_b_.get(), atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s);
-    residual_forward(res2, in, nc_b_.get(), static_cast<std::size_t>(NC), s);
+    if (fuse_residual_) {
+      matmul_.linear_forward(res2, atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s, in);
+    } else {
+      matmul_.linear_forward(nc_b_.get(), atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s);
+      residual_forward(res2, in, nc_b_.get(), static_cast<std::size_t>(NC), s);
+    }
 
     // MLP: r3 = r2 + fcproj(gelu(fc(ln2(r2))))
     layernorm_forward(ln2, ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, res2, p(Param::ln2w, l),
                       p(Param::ln2b, l), N, C, s);
-    matmul_.linear_forward(fch, ln2, p(Param::fcw, l), p(Param::fcb, l), N, C, 4 * C, s);
-    gelu_forward(fch_gelu, fch, static_cast<std::size_t>(4 * NC), s);
-    matmul_.linear_forward(nc_b_.get(), fch_gelu, p(Param::fcprojw, l), p(Param::fcprojb, l), N, 4 * C, C, s);
-    residual_forward(res3, res2, nc_b_.get(), static_cast<std::size_t>(NC), s);
+    if (fuse_gelu_) {
+      matmul_.linear_forward_gelu(fch_gelu, fch, ln2, p(Param::fcw, l), p(Param::fcb, l), N, C, 4 * C, s);
+    } else {
+      matmul_.linear_forward(fch, ln2, p(Param::fcw, l), p(Param::fcb, l), N, C, 4 * C, s);
+      gelu_forward(fch_gelu, fch, static_cast<std::size_t>(4 * NC), s);
+    }
+    if (fuse_residual_) {
+      matmul_.linear_forward(res3, fch_gelu, p(Param::fcprojw, l), p(Param::fcprojb, l), N, 4 * C, C, s, res2);
+    } else {
+      matmul_.linear_forward(nc_b_.get(), fch_gelu, p(Param::fcprojw, l), p(Param::fcprojb, l), N, 4 * C, C, s);
+      residual_forward(res3, res2, nc_b_.get(), static_cast<std::size_t>(NC), s);
+    }
   }
   // Output: logits = lnf(r_L) wte^T (tied embeddings), then softmax cross-entropy.
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
@@ -263,8 +299,12 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     // MLP. dres is d(r3); the residual passes it through unchanged, LayerNorm adds to it.
     matmul_.linear_backward_weight(g(Param::fcprojw, l), dres, fch_gelu, N, 4 * C, C, s);
     bias_backward(g(Param::fcprojb, l), dres, N, C, s);
-    matmul_.linear_backward_input(d4c_.get(), dres, p(Param::fcprojw, l), N, 4 * C, C, s);
-    gelu_backward_inplace(d4c_.get(), fch, static_cast<std::size_t>(4 * NC), s);
+    if (fuse_gelu_) {
+      matmul_.linear_backward_input_dgelu(d4c_.get(), dres, p(Param::fcprojw, l), fch, N, 4 * C, C, s);
+    } else {
+      matmul_.linear_backward_input(d4c_.get(), dres, p(Param::fcprojw, l), N, 4 * C, C, s);
+      gelu_backward_inplace(d4c_.get(), fch, static_cast<std::size_t>(4 * NC), s);
+    }
     matmul_.linear_backward_weight(g(Param::fcw, l), d4c_.get(), ln2, N, C, 4 * C, s);
     bias_backward(g(Param::fcb, l), d4c_.get(), N, 4 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), d4c_.get(), p(Param::fcw, l), N, C, 4 * C, s);

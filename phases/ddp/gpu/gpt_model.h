@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_handles.h"
@@ -34,7 +35,8 @@ class GptModel {
  public:
   // config: the real vocabulary; B sequences of T tokens per micro-batch (T <= max_seq).
   // Throws std::invalid_argument when channels is not a multiple of 8 (aligned matmuls).
-  GptModel(const GptConfig& config, int B, int T);
+  // allow_fusion false: never use cuBLASLt epilogues for the residual and GELU.
+  GptModel(const GptConfig& config, int B, int T, bool allow_fusion = true);
 
   const GptConfig& config() const { return config_; }  // real vocabulary
   const ParamLayout& layout() const { return layout_; }  // padded vocabulary
@@ -51,6 +53,8 @@ class GptModel {
   const float* losses() const { return losses_.get(); }  // (B*T) of the last forward
   // Bytes of device memory this model holds.
   std::size_t device_bytes() const;
+  // "residual+gelu", "residual", "gelu" or "none": the epilogues in use, for the log.
+  std::string fusions() const;
 
   // Uploads fp32 master weights in layout() order and refreshes the bf16 copy.
   void set_master(std::span<const float> host, cudaStream_t stream);
@@ -71,6 +75,10 @@ class GptModel {
   ParamLayout layout_;
   int B_, T_;
   Matmul matmul_;
+  // cuBLASLt epilogues used where it has an algorithm for them (decided once, at
+  // construction): the residual adds and GELU (forward and backward) inside the matmuls,
+  // else the separate kernels of kernels.h.
+  bool fuse_residual_ = false, fuse_gelu_ = false;
 
   DeviceBuffer<float> master_, grads_;
   DeviceBuffer<bf16> params_;
@@ -84,7 +92,10 @@ class GptModel {
 
   const bf16* p(Param t, int layer = 0) const;
   float* g(Param t, int layer = 0) const;
-  // The attention products over B*NH heads (row-major per head, see gpt_model.cpp).
+  // The attention products over B*NH heads (row-major per head, causal chunks: gpt_model.cpp).
+  int attention_chunks() const;
+  void head_gemm(bool ta, bool tb, int m, int n, int k, const bf16* a, long long lda, long long sa, const bf16* b,
+                 long long ldb, long long sb, bf16* d, long long ldd, long long sd, cudaStream_t s);
   void attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s);       // q k^T
   void attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s);          // att v
   void attention_backward(const bf16* dy, int layer, cudaStream_t s);                      // -> qkv_ holds dqkv

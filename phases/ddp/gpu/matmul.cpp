@@ -32,17 +32,24 @@ std::unique_ptr<LtMatrixLayout> layout(cudaDataType_t type, int rows, int cols, 
 Matmul::Matmul(std::size_t workspace_bytes) : workspace_(workspace_bytes) {}
 Matmul::~Matmul() = default;
 
-Matmul::Plan& Matmul::plan(const GemmShape& s) {
-  auto& slot = plans_[s.key()];
-  if (slot) return *slot;
+Matmul::Plan* Matmul::plan(const GemmShape& s) {
+  if (auto it = plans_.find(s.key()); it != plans_.end()) return it->second.get();  // may be nullptr: no algorithm
   auto p = std::make_unique<Plan>();
   const cublasOperation_t ta = s.transa ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = s.transb ? CUBLAS_OP_T : CUBLAS_OP_N;
   p->desc.set(CUBLASLT_MATMUL_DESC_TRANSA, ta);
   p->desc.set(CUBLASLT_MATMUL_DESC_TRANSB, tb);
-  if (s.bias) {
-    p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+  switch (s.epilogue) {
+    case Epilogue::None: break;
+    case Epilogue::Bias: p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS); break;
+    case Epilogue::GeluAuxBias: p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX_BIAS); break;
+    case Epilogue::DGelu: p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DGELU); break;
+  }
+  if (s.epilogue == Epilogue::Bias || s.epilogue == Epilogue::GeluAuxBias)
     p->desc.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_16BF);
+  if (s.epilogue == Epilogue::GeluAuxBias || s.epilogue == Epilogue::DGelu) {
+    p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(s.ldd));
+    p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, CUDA_R_16BF);
   }
   // op(A) is m x k and op(B) is k x n: the stored matrices are their transposes when transposed.
   p->a = layout(CUDA_R_16BF, s.transa ? s.k : s.m, s.transa ? s.m : s.k, s.lda, s.batch, s.stride_a);
@@ -62,42 +69,73 @@ Matmul::Plan& Matmul::plan(const GemmShape& s) {
   int returned = 0;
   GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref, 1,
                                                         &result, &returned));
-  if (returned == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+  auto& slot = plans_[s.key()];
+  if (returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
+    p->algo = result.algo;
+    slot = std::move(p);
+  }
+  return slot.get();
+}
+
+bool Matmul::supports(const GemmShape& s) { return plan(s) != nullptr; }
+
+void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream,
+                 const void* c, bf16* aux) {
+  Plan* p = plan(s);
+  if (!p)
     throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for the matmul m={} n={} k={} batch={} ({}{}{})",
                                          s.m, s.n, s.k, s.batch, s.transa ? "A^T" : "A", s.transb ? " B^T" : " B",
                                          s.fp32_out ? ", fp32 out" : ""));
-  p->algo = result.algo;
-  slot = std::move(p);
-  return *slot;
-}
-
-void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream) {
-  Plan& p = plan(s);
-  if (s.bias) p.desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (s.epilogue == Epilogue::Bias || s.epilogue == Epilogue::GeluAuxBias)
+    p->desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  if (s.epilogue == Epilogue::GeluAuxBias || s.epilogue == Epilogue::DGelu)
+    p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(aux));
   const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
-  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &alpha, a, *p.a, b, *p.b, &beta, d, *p.d, d, *p.d, &p.algo,
-                                        workspace_.get(), workspace_.bytes(), stream));
+  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmul(handle_, p->desc, &alpha, a, *p->a, b, *p->b, &beta, c ? c : d, *p->d, d,
+                                        *p->d, &p->algo, workspace_.get(), workspace_.bytes(), stream));
 }
 
 // Row-major out (N, OC) is column-major (OC x N): D = op(A) op(B) with A = W, which reads
 // column-major as (C x OC), transposed; and B = inp, which reads column-major as (C x N).
-void Matmul::linear_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC,
-                            cudaStream_t stream) {
+GemmShape Matmul::forward_shape(int N, int C, int OC, Epilogue e, bool residual) {
   GemmShape s;
   s.transa = true;
   s.m = OC, s.n = N, s.k = C;
   s.lda = C, s.ldb = C, s.ldd = OC;
-  s.bias = bias != nullptr;
-  run(s, weight, inp, out, bias, stream);
+  s.epilogue = e;
+  s.accumulate = residual;
+  return s;
 }
 
 // dinp (C x N column-major) = W (C x OC) dout (OC x N).
-void Matmul::linear_backward_input(bf16* dinp, const bf16* dout, const bf16* weight, int N, int C, int OC,
-                                   cudaStream_t stream) {
+GemmShape Matmul::backward_input_shape(int N, int C, int OC, Epilogue e) {
   GemmShape s;
   s.m = C, s.n = N, s.k = OC;
   s.lda = C, s.ldb = OC, s.ldd = C;
-  run(s, weight, dout, dinp, nullptr, stream);
+  s.epilogue = e;
+  return s;
+}
+
+void Matmul::linear_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC,
+                            cudaStream_t stream, const bf16* residual) {
+  run(forward_shape(N, C, OC, bias ? Epilogue::Bias : Epilogue::None, residual != nullptr), weight, inp, out, bias,
+      stream, residual);
+}
+
+void Matmul::linear_forward_gelu(bf16* out, bf16* pre, const bf16* inp, const bf16* weight, const bf16* bias, int N,
+                                 int C, int OC, cudaStream_t stream) {
+  run(forward_shape(N, C, OC, Epilogue::GeluAuxBias, false), weight, inp, out, bias, stream, nullptr, pre);
+}
+
+void Matmul::linear_backward_input(bf16* dinp, const bf16* dout, const bf16* weight, int N, int C, int OC,
+                                   cudaStream_t stream) {
+  run(backward_input_shape(N, C, OC, Epilogue::None), weight, dout, dinp, nullptr, stream);
+}
+
+void Matmul::linear_backward_input_dgelu(bf16* dinp, const bf16* dout, const bf16* weight, const bf16* pre, int N,
+                                         int C, int OC, cudaStream_t stream) {
+  run(backward_input_shape(N, C, OC, Epilogue::DGelu), weight, dout, dinp, nullptr, stream, nullptr,
+      const_cast<bf16*>(pre));
 }
 
 // dweight (C x OC column-major, i.e. row-major (OC, C)) += inp (C x N) dout^T (N x OC).

@@ -22,7 +22,15 @@ namespace gpuaccept::ddp::gpu {
 
 using bf16 = __nv_bfloat16;
 
-// D (m x n, column-major, leading dimension ldd) = op(A) op(B) [+ D] [+ bias per row of D].
+// What cuBLASLt applies to the product before it is stored (its "epilogue").
+enum class Epilogue {
+  None,
+  Bias,         // + a bf16 vector of m values, added to every column of D
+  GeluAuxBias,  // D = gelu(product + bias); the pre-activation also stored to `aux` (for backward)
+  DGelu,        // D = product * gelu'(aux): the GELU backward fused into the matmul
+};
+
+// D (m x n, column-major, leading dimension ldd) = epilogue(op(A) op(B) [+ C]).
 struct GemmShape {
   bool transa = false, transb = false;
   int m = 0, n = 0, k = 0;
@@ -30,11 +38,11 @@ struct GemmShape {
   int batch = 1;
   std::int64_t stride_a = 0, stride_b = 0, stride_d = 0;  // elements between batches
   bool fp32_out = false;    // D is fp32 (gradients), else bf16
-  bool accumulate = false;  // D += op(A) op(B)
-  bool bias = false;        // a bf16 vector of m values added to every column of D
+  bool accumulate = false;  // + C (C has D's layout; D itself unless run() is given another C)
+  Epilogue epilogue = Epilogue::None;
   auto key() const {
     return std::tuple(transa, transb, m, n, k, lda, ldb, ldd, batch, stride_a, stride_b, stride_d, fp32_out,
-                      accumulate, bias);
+                      accumulate, epilogue);
   }
 };
 
@@ -45,21 +53,36 @@ class Matmul {
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
 
-  void run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream);
+  // c: the C operand when accumulate is set (nullptr: D); aux: the epilogue's auxiliary
+  // matrix (the pre-activation, with D's shape and leading dimension).
+  void run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream,
+           const void* c = nullptr, bf16* aux = nullptr);
+  // Whether cuBLASLt has an algorithm for the shape (plans it if so).
+  bool supports(const GemmShape& s);
 
-  // out (N, OC) = inp (N, C) W^T [+ bias]            W (OC, C), as PyTorch's nn.Linear
+  // out (N, OC) = inp (N, C) W^T [+ bias] [+ residual]     W (OC, C), as PyTorch's nn.Linear;
+  // the residual (N, OC) is added by the matmul itself (its C operand).
   void linear_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC,
-                      cudaStream_t stream);
+                      cudaStream_t stream, const bf16* residual = nullptr);
+  // out = gelu(inp W^T + bias), pre = inp W^T + bias (kept for the backward pass).
+  void linear_forward_gelu(bf16* out, bf16* pre, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C,
+                           int OC, cudaStream_t stream);
   // dinp (N, C) = dout (N, OC) W                      (overwrites)
   void linear_backward_input(bf16* dinp, const bf16* dout, const bf16* weight, int N, int C, int OC,
                              cudaStream_t stream);
+  // dinp (N, C) = (dout W) * gelu'(pre), pre (N, C) the saved pre-activation.
+  void linear_backward_input_dgelu(bf16* dinp, const bf16* dout, const bf16* weight, const bf16* pre, int N, int C,
+                                   int OC, cudaStream_t stream);
+  // The shapes the three fused calls above use, for supports().
+  static GemmShape forward_shape(int N, int C, int OC, Epilogue e, bool residual);
+  static GemmShape backward_input_shape(int N, int C, int OC, Epilogue e);
   // dweight (OC, C) += dout^T inp                     (fp32, accumulates)
   void linear_backward_weight(float* dweight, const bf16* dout, const bf16* inp, int N, int C, int OC,
                               cudaStream_t stream);
 
  private:
   struct Plan;
-  Plan& plan(const GemmShape& s);
+  Plan* plan(const GemmShape& s);  // nullptr when cuBLASLt has no algorithm
 
   CublasLtHandle handle_;
   DeviceBuffer<char> workspace_;
