@@ -233,7 +233,9 @@ void DdpPhase::train(const TokenSource& data) {
       stage_ = "scaling: every GPU alone";
       summary.record_scale(trainer->run({"single_gpu", nullptr, {rank}, config_.scaling_steps,
                                         shards_of(rank, config_.grad_accum), true}));
-      if (world_.node_count() > 1 && world_.local_size() > 1) {
+      // Every rank must agree on whether to split (a collective): decide from the world's
+      // shape, not from this node's rank count, which may differ between nodes.
+      if (world_.node_count() > 1 && W > world_.node_count()) {
         stage_ = "scaling: each node";
         const auto nodes = world_.allgather_string(std::to_string(world_.node_index()));
         std::vector<int> node_ranks;  // the world ranks on my node

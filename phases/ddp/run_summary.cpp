@@ -47,6 +47,7 @@ void RunSummary::record_training(const TrainRun& run) {
   for (const auto& v : all)
     for (std::size_t i = 0; i < v.size() && i < global_losses_.size(); ++i) global_losses_[i] += v[i] / all.size();
 
+  const auto nonfinite = gather_doubles(world, {static_cast<double>(run.first_nonfinite_step)});
   record_scale(run);
   if (world.rank() != 0) return;
 
@@ -54,17 +55,26 @@ void RunSummary::record_training(const TrainRun& run) {
     if (std::isfinite(global_losses_[i]))
       out.measure("loss_curve", "loss", global_losses_[i], "nats", {{"step", std::to_string(i + 1)}});
 
-  // Finite everywhere: the first step where any rank saw NaN or Inf fails it.
+  // Finite everywhere: the first step where any rank saw NaN or Inf in its loss or in the
+  // gradient norm fails it (a run that stopped early leaves NaN in the curve too).
   std::size_t bad = global_losses_.size();
   for (std::size_t i = 0; i < global_losses_.size(); ++i)
     if (!std::isfinite(global_losses_[i])) {
       bad = i;
       break;
     }
+  std::vector<int> ranks_bad;
+  for (std::size_t r = 0; r < nonfinite.size(); ++r) {
+    const auto step = static_cast<std::size_t>(nonfinite[r][0]);
+    if (step == 0) continue;
+    ranks_bad.push_back(static_cast<int>(r));
+    bad = std::min(bad, step - 1);
+  }
   out.check("finite", bad == global_losses_.size() ? Status::Pass : Status::Fail,
             bad == global_losses_.size()
                 ? fmt::format("loss and gradient norm finite on every rank at all {} steps", global_losses_.size())
-                : fmt::format("NaN or Inf at step {} (a rank's loss or gradient norm)", bad + 1));
+                : fmt::format("NaN or Inf in the loss or gradient norm from step {} (ranks {})", bad + 1,
+                              ranks_bad.empty() ? std::string("?") : fmt::format("{}", fmt::join(ranks_bad, ", "))));
 
   // Learning: the mean of the last five steps against a threshold set from the data's floor.
   const std::size_t last = std::min<std::size_t>(5, bad);
@@ -101,6 +111,7 @@ void RunSummary::record_scale(const TrainRun& run) {
   // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
+  gpus_[run.label] = run.comm_size;
   out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
   out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
   for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
@@ -165,7 +176,7 @@ void RunSummary::record_scaling() {
     const auto it = per_gpu_rate_.find(to);
     if (it == per_gpu_rate_.end()) continue;
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
-                         {{"from", "single_gpu"}, {"to", to}})
+                         {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone", it->second, to,
                                single->second);
   }

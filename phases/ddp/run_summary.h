@@ -37,6 +37,7 @@ class RunSummary {
   std::optional<double> loss_floor_;
   std::vector<double> global_losses_;          // the all-GPU run: mean over ranks per step
   std::map<std::string, double> per_gpu_rate_;  // scale -> tokens/s per GPU (mean over ranks)
+  std::map<std::string, int> gpus_;             // scale -> GPUs in one communicator
 
   double tokens_per_step() const;  // this rank's tokens per optimizer step
 };

@@ -79,9 +79,15 @@ TrainRun Trainer::run(const TrainSpec& spec) {
     if (spec.log_progress)
       progress.step(fmt::format("{}: loss {:.4f}, grad norm {:.3f}, {:.1f} ms, {:.0f} tokens/s per GPU", spec.label,
                                 r.loss, r.grad_norm, r.step_ms, tokens / (r.step_ms / 1e3)));
-    if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
+    if ((!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) && run.first_nonfinite_step == 0) {
       run.first_nonfinite_step = s;
-      log_error("{} step {}: loss {} and gradient norm {}: stopping this run", spec.label, s, r.loss, r.grad_norm);
+      log_error("{} step {}: loss {}, gradient norm {}", spec.label, s, r.loss, r.grad_norm);
+    }
+    // Stop on a non-finite gradient norm only: it is computed after the all-reduce, so every
+    // rank of the communicator sees the same value and they all stop at the same step (one
+    // rank leaving alone would leave the others waiting in the next all-reduce).
+    if (!std::isfinite(r.grad_norm)) {
+      log_error("{} step {}: the gradient norm is not finite: stopping this run", spec.label, s);
       break;
     }
   }

@@ -30,7 +30,7 @@ std::string plots_section(const Report& r) {
   body += figure_group("Memory bandwidth", "GB/s per GPU.", per_gpu_charts(r, "smoke", "memory_bandwidth", "bandwidth"));
   body += figure_group("Host–device bandwidth", "GB/s per GPU over PCIe.",
                        per_gpu_charts(r, "smoke", "host_device_bandwidth", "bandwidth"));
-  body += figure_group("Training", "DDP tokens/s per GPU and scaling efficiency against GPU count.", training_charts(r));
+  body += figure_group("Training", "DDP tokens/s per GPU and scaling efficiency against GPU count, and the training loss per step.", training_charts(r));
   if (body.empty()) body = R"(<p class="muted">No measurements to plot in this run.</p>)";
   return fmt::format(R"(<section id="plots"><h2>Plots</h2>
 {}</section>

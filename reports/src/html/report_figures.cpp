@@ -133,21 +133,31 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
 }
 
 std::vector<LineChart> training_charts(const Report& rep) {
-  std::map<std::string, std::map<std::string, SeriesBuilder>> by_metric;
+  // The ddp phase's records (phases/ddp/README.md): throughput per GPU and scaling
+  // efficiency at each GPU count it trained on, and the loss per step of the all-GPU run.
+  std::map<std::string, SeriesBuilder> rate, efficiency, loss;
   for (const auto& r : rep.checks) {
-    if (r.phase != "ddp" || r.test != "ddp_throughput" || !r.has_value()) continue;
-    if (r.metric != "tokens_per_s_per_gpu" && r.metric != "scaling_efficiency") continue;
+    if (r.phase != "ddp" || !r.has_value()) continue;
+    if (r.test == "loss_curve" && r.metric == "loss") {
+      if (const auto step = numeric_param(r, "step"))
+        loss[param_or(r, "scope", "mean over ranks") + (r.params.count("run") ? " (" + r.params.at("run") + ")" : "")]
+            .add(*step, r.value);
+      continue;
+    }
     const auto gpus = numeric_param(r, "gpus");
     if (!gpus || *gpus <= 0) continue;
-    by_metric[r.metric][param_or(r, "scale", "all")].add(*gpus, r.value);
+    if (r.test == "throughput" && r.metric == "tokens_per_s_per_gpu") rate["tokens/s per GPU"].add(*gpus, r.value);
+    if (r.test == "scaling" && r.metric == "efficiency") efficiency["vs each GPU alone"].add(*gpus, r.value);
   }
   std::vector<LineChart> out;
-  if (by_metric.count("tokens_per_s_per_gpu"))
-    out.push_back(line_chart_of("DDP training throughput per GPU", "GPUs", "tokens/s per GPU", false,
-                                by_metric["tokens_per_s_per_gpu"]));
-  if (by_metric.count("scaling_efficiency"))
-    out.push_back(line_chart_of("DDP scaling efficiency", "GPUs", "scaling efficiency (%)", false,
-                                by_metric["scaling_efficiency"]));
+  if (!rate.empty()) out.push_back(line_chart_of("DDP training throughput per GPU", "GPUs", "tokens/s per GPU", false, rate));
+  if (!efficiency.empty())
+    out.push_back(line_chart_of("DDP scaling efficiency", "GPUs", "scaling efficiency (%)", false, efficiency));
+  if (!loss.empty()) {
+    LineChart c = line_chart_of("DDP training loss", "step", "loss (nats)", false, loss);
+    c.log2_x = false;
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

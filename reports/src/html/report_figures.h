@@ -19,7 +19,7 @@ std::vector<LineChart> nccl_busbw_charts(const Report& report);
 std::vector<BarChart> per_gpu_charts(const Report& report, const std::string& phase, const std::string& test,
                                      const std::string& metric);
 
-// ddp_throughput: tokens/s per GPU, and scaling efficiency, against GPU count.
+// ddp: tokens/s per GPU and scaling efficiency against GPU count; the loss per step.
 std::vector<LineChart> training_charts(const Report& report);
 
 }  // namespace gpuaccept::report
