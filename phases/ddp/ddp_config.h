@@ -28,6 +28,8 @@ struct DdpConfig {
   double lr = 6e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;  // ddp.lr ...
   int lr_warmup = 10;               // ddp.lr_warmup (steps)
   double grad_clip = 1.0;           // ddp.grad_clip: global-norm clipping; 0 = none
+  bool flash_attention = true;      // ddp.flash_attention: fused attention where the shape allows
+                                    // (heads of 64, seq_len a multiple of 64); false: GEMMs + softmax
   // Data parallelism
   double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
   // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file

@@ -115,13 +115,11 @@ void DdpPhase::run() {
 
 void DdpPhase::gradient_check() {
   stage_ = "gradient check";
-  // Both ways the model can run: with cuBLASLt's residual and GELU epilogues (what training
-  // uses where cuBLASLt has them) and with the separate kernels.
-  std::string fused_with;
-  for (const bool fused : {true, false}) {
-    if (!fused && fused_with == "none") break;  // no epilogue available: the first pass was the unfused model
-    const GradientCheck g = run_gradient_check(config_.seed, fused);
-    if (fused) fused_with = g.fusions;
+  // Both ways the model can run: with cuBLASLt's residual and GELU epilogues and flash
+  // attention (what training uses where available), and with separate kernels and
+  // attention through GEMMs and a softmax kernel.
+  for (const bool fast : {true, false}) {
+    const GradientCheck g = run_gradient_check(config_.seed, {.allow_fusion = fast, .flash_attention = fast});
     const auto worst = std::max_element(g.tensors.begin(), g.tensors.end(), [](const TensorError& a, const TensorError& b) {
       return a.rel_l2 < b.rel_l2;
     });
@@ -133,18 +131,20 @@ void DdpPhase::gradient_check() {
     const Params shape{{"model", fmt::format("V{} T{} L{} NH{} C{}", g.config.vocab, g.config.max_seq, g.config.layers,
                                              g.config.heads, g.config.channels)},
                        {"batch", fmt::format("{}x{}", g.B, g.T)},
-                       {"epilogues", g.fusions}};
+                       {"epilogues", g.fusions},
+                       {"attention", g.attention}};
     const std::string message = fmt::format(
         "loss GPU {:.6f} vs CPU float64 {:.6f} (|diff| {:.2e}, tolerance {}); worst gradient {} relative L2 error "
-        "{:.2e} (tolerance {}); padding rows' gradient max {:.1e} (must be 0); matmul epilogues: {}; per tensor: {}",
+        "{:.2e} (tolerance {}); padding rows' gradient max {:.1e} (must be 0); matmul epilogues: {}; attention: {}; "
+        "per tensor: {}",
         g.loss_gpu, g.loss_cpu, loss_err, config_.loss_tolerance, worst->name, worst->rel_l2, config_.grad_tolerance,
-        g.padding_grad_max, g.fusions, detail);
+        g.padding_grad_max, g.fusions, g.attention, detail);
     results_.measure("gradient_check", "loss_abs_err", loss_err, "nats", shape).status =
         loss_err <= config_.loss_tolerance ? Status::Pass : Status::Fail;
     Record& r = results_.measure("gradient_check", "max_rel_err", worst->rel_l2, "", shape);
     r.status = ok ? Status::Pass : Status::Fail;
     r.message = message;
-    log_rank0("ddp: gradient check ({}) {}: {}", g.fusions, ok ? "PASS" : "FAIL", message);
+    log_rank0("ddp: gradient check ({}, {}) {}: {}", g.fusions, g.attention, ok ? "PASS" : "FAIL", message);
   }
 }
 
@@ -189,9 +189,10 @@ void DdpPhase::train(const TokenSource& data) {
     };
     rt = std::make_unique<Runtime>(world_, rt_options, std::move(setup));
 
-    model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len);
-    log_rank0("ddp: matmul epilogues in use: {}; {:.2f} GiB of model buffers", model->fusions(),
-              static_cast<double>(model->device_bytes()) / (1ull << 30));
+    model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len,
+                                            gpu::ModelOptions{.flash_attention = config_.flash_attention});
+    log_rank0("ddp: matmul epilogues in use: {}; attention: {}; {:.2f} GiB of model buffers", model->fusions(),
+              model->attention(), static_cast<double>(model->device_bytes()) / (1ull << 30));
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();

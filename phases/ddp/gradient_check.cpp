@@ -13,7 +13,7 @@
 
 namespace gpuaccept::ddp {
 
-GradientCheck run_gradient_check(std::uint64_t seed, bool allow_fusion) {
+GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) {
   GradientCheck out;
   out.config = gradient_check_config;
   out.B = 4;
@@ -31,8 +31,9 @@ GradientCheck run_gradient_check(std::uint64_t seed, bool allow_fusion) {
   std::vector<double> cpu_grads(params.size());
   out.loss_cpu = gpt_forward_backward(cfg, params, batch.tokens, batch.targets, out.B, out.T, cpu_grads);
 
-  gpu::GptModel model(cfg, out.B, out.T, allow_fusion);
+  gpu::GptModel model(cfg, out.B, out.T, options);
   out.fusions = model.fusions();
+  out.attention = model.attention();
   const ParamLayout& gpu_layout = model.layout();
   CudaStream stream;
   model.set_master(gpu::to_padded_master(cfg, params), stream);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ddp/gpt_config.h"
+#include "ddp/gpu/gpt_model.h"
 
 namespace gpuaccept::ddp {
 
@@ -26,12 +27,13 @@ struct GradientCheck {
   std::vector<TensorError> tensors;  // in layout order
   double padding_grad_max = 0;       // max |gradient| in wte's padding rows (must be 0)
   std::string fusions;               // the matmul epilogues the GPU model used (gpt_model.h)
+  std::string attention;             // "flash" or "gemm+softmax"
 };
 
 // The model checked: vocab 100 (padded to 128 on the GPU), 64 positions, 2 layers,
-// 4 heads, 64 channels; 4 sequences of 64 tokens. Runs on the current CUDA device, with
-// the matmul epilogues when allow_fusion and cuBLASLt has them, else without.
-inline constexpr GptConfig gradient_check_config{100, 64, 2, 4, 64};
-GradientCheck run_gradient_check(std::uint64_t seed, bool allow_fusion);
+// 2 heads of 64 (what flash attention needs), 128 channels; 4 sequences of 64 tokens. Runs
+// on the current CUDA device, computing the way `options` asks (gpu/gpt_model.h).
+inline constexpr GptConfig gradient_check_config{100, 64, 2, 2, 128};
+GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options);
 
 }  // namespace gpuaccept::ddp

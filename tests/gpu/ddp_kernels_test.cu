@@ -449,6 +449,108 @@ void test_causal_softmax(Rng& rng, int BH, int T) {
   compare("causal_softmax_backward(inplace,upper=0)", shape, dpre_gpu, ref_dpre, kExact, upper);
 }
 
+// ---- flash attention ---------------------------------------------------------------------
+
+// Causal attention in float64 on the host, per head (T, 64) row-major: forward output and
+// log-sum-exp, and the gradients of sum(out * dout).
+void attention_reference(int BH, int T, const std::vector<float>& q, const std::vector<float>& k,
+                         const std::vector<float>& v, const std::vector<float>& dout, std::vector<double>& out,
+                         std::vector<double>& lse, std::vector<double>& dq, std::vector<double>& dk,
+                         std::vector<double>& dv) {
+  const int D = 64;
+  const double scale = 0.125;
+  out.assign(q.size(), 0), dq.assign(q.size(), 0), dk.assign(q.size(), 0), dv.assign(q.size(), 0);
+  lse.assign(static_cast<std::size_t>(BH) * T, 0);
+  std::vector<double> p(T), dp(T);
+  for (int h = 0; h < BH; ++h) {
+    const std::size_t base = static_cast<std::size_t>(h) * T * D;
+    for (int i = 0; i < T; ++i) {
+      double m = -INFINITY;
+      for (int j = 0; j <= i; ++j) {
+        double z = 0;
+        for (int d = 0; d < D; ++d) z += static_cast<double>(q[base + i * D + d]) * k[base + j * D + d];
+        p[j] = z * scale;
+        m = std::max(m, p[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j <= i; ++j) sum += (p[j] = std::exp(p[j] - m));
+      lse[static_cast<std::size_t>(h) * T + i] = m + std::log(sum);
+      for (int j = 0; j <= i; ++j) p[j] /= sum;
+      for (int j = 0; j <= i; ++j)
+        for (int d = 0; d < D; ++d) out[base + i * D + d] += p[j] * v[base + j * D + d];
+      // Backward of row i: dp = dout v^T, ds = p (dp - sum_j p dp), dq = scale ds k, dk += scale ds q, dv += p dout.
+      double dot = 0;
+      for (int j = 0; j <= i; ++j) {
+        dp[j] = 0;
+        for (int d = 0; d < D; ++d) dp[j] += static_cast<double>(dout[base + i * D + d]) * v[base + j * D + d];
+        dot += p[j] * dp[j];
+      }
+      for (int j = 0; j <= i; ++j) {
+        const double ds = p[j] * (dp[j] - dot) * scale;
+        for (int d = 0; d < D; ++d) {
+          dq[base + i * D + d] += ds * k[base + j * D + d];
+          dk[base + j * D + d] += ds * q[base + i * D + d];
+          dv[base + j * D + d] += p[j] * dout[base + i * D + d];
+        }
+      }
+    }
+  }
+}
+
+void test_flash_attention(Rng& rng, int B, int NH, int T) {
+  const std::string shape = shape_of({{"B", B}, {"NH", NH}, {"T", T}, {"HS", 64}});
+  const int BH = B * NH, D = 64;
+  const std::size_t n = static_cast<std::size_t>(BH) * T * D;
+  const auto q = random_bf16(rng, n, -2, 2), k = random_bf16(rng, n, -2, 2), v = random_bf16(rng, n, -1, 1);
+  const auto dout = random_bf16(rng, n, -1, 1);
+  std::vector<double> out, lse, dq, dk, dv;
+  attention_reference(BH, T, q, k, v, dout, out, lse, dq, dk, dv);
+
+  auto d_q = device_bf16(q), d_k = device_bf16(k), d_v = device_bf16(v), d_dout = device_bf16(dout);
+  Buffer<bf16> d_out(n), d_dq(n), d_dk(n), d_dv(n);
+  Buffer<float> d_lse(static_cast<std::size_t>(BH) * T), d_delta(static_cast<std::size_t>(BH) * T);
+  kn::flash_attention_forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), BH, T, D, 0.125f, nullptr);
+  sync();
+  const auto out_gpu = from_bf16(d_out.download());
+  // P is rounded to bf16 before it multiplies v (as in FlashAttention): up to 2^-9 relative on
+  // each of up to T terms, so a little more than one bf16 rounding of the output.
+  compare("flash_attention_forward", shape, out_gpu, out, 2 * kTolBf16);
+  const auto lse_gpu = d_lse.download();
+  compare("flash_attention_forward(lse)", shape, lse_gpu, lse, kTolFp32 * 10);
+
+  // delta from the (B, T, NH, 64) layout: transpose the per-head tensors on the host.
+  auto to_bthd = [&](const std::vector<float>& x) {
+    std::vector<float> y(n);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < NH; ++h)
+        for (int t = 0; t < T; ++t)
+          for (int d = 0; d < D; ++d)
+            y[((static_cast<std::size_t>(b) * T + t) * NH + h) * D + d] =
+                x[((static_cast<std::size_t>(b) * NH + h) * T + t) * D + d];
+    return y;
+  };
+  auto d_out_m = device_bf16(to_bthd(out_gpu)), d_dout_m = device_bf16(to_bthd(dout));
+  kn::attention_delta(d_delta.get(), d_dout_m.get(), d_out_m.get(), B, T, NH, D, nullptr);
+  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_q.get(), d_k.get(), d_v.get(), d_dout.get(),
+                               d_lse.get(), d_delta.get(), BH, T, D, 0.125f, nullptr);
+  sync();
+  std::vector<double> delta_ref(static_cast<std::size_t>(BH) * T);
+  for (std::size_t r = 0; r < delta_ref.size(); ++r)
+    for (int d = 0; d < D; ++d) delta_ref[r] += static_cast<double>(dout[r * D + d]) * out_gpu[r * D + d];
+  compare("attention_delta", shape, d_delta.download(), delta_ref, kTolFp32);
+  // Gradients: bf16 P and dS feed two chained tensor-core products (and dS is a difference of
+  // nearly equal terms), so up to a few percent on the worst element; a wrong index is O(1).
+  compare("flash_attention_backward(dq)", shape, from_bf16(d_dq.download()), dq, 6 * kTolBf16);
+  compare("flash_attention_backward(dk)", shape, from_bf16(d_dk.download()), dk, 6 * kTolBf16);
+  compare("flash_attention_backward(dv)", shape, from_bf16(d_dv.download()), dv, 6 * kTolBf16);
+  // No atomics: a second run gives the same bits.
+  const auto dq_first = d_dq.download();
+  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_q.get(), d_k.get(), d_v.get(), d_dout.get(),
+                               d_lse.get(), d_delta.get(), BH, T, D, 0.125f, nullptr);
+  sync();
+  compare_bits("flash_attention_backward(repeat)", shape, dq_first, d_dq.download());
+}
+
 // ---- cross-entropy -----------------------------------------------------------------------
 
 void test_cross_entropy(Rng& rng, int N, int V, int Vp) {
@@ -619,6 +721,10 @@ int main(int argc, char** argv) {
   run("causal_softmax", [&] { test_causal_softmax(rng, 6, 67); });
   run("causal_softmax", [&] { test_causal_softmax(rng, 3, 72); });
   run("causal_softmax", [&] { if (!small) test_causal_softmax(rng, 12, 1024); });
+
+  run("flash_attention", [&] { test_flash_attention(rng, 1, 2, 64); });
+  run("flash_attention", [&] { test_flash_attention(rng, 2, 3, 192); });
+  run("flash_attention", [&] { if (!small) test_flash_attention(rng, 1, 2, 1024); });
 
   run("cross_entropy", [&] { test_cross_entropy(rng, 37, 100, 128); });
   run("cross_entropy", [&] { test_cross_entropy(rng, 7, 97, 101); });

@@ -49,7 +49,7 @@ const GptConfig& checked(const GptConfig& c, int B, int T) {
 
 }  // namespace
 
-GptModel::GptModel(const GptConfig& config, int B, int T, bool allow_fusion)
+GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
     : config_(checked(config, B, T)), layout_(padded(config)), B_(B), T_(T) {
   const long long L = config_.layers, C = config_.channels, NH = config_.heads;
   const long long N = static_cast<long long>(B) * T, Vp = layout_[Param::wte].shape[0];
@@ -63,7 +63,14 @@ GptModel::GptModel(const GptConfig& config, int B, int T, bool allow_fusion)
   encoded_ = DeviceBuffer<bf16>(sz(NC));
   ln1_ = DeviceBuffer<bf16>(sz(L * NC));
   qkvr_ = DeviceBuffer<bf16>(sz(L * 3 * NC));
-  att_ = DeviceBuffer<bf16>(sz(L * BHTT));
+  flash_ = options.flash_attention && flash_attention_supported(T, static_cast<int>(C / NH));
+  if (flash_) {
+    lse_ = DeviceBuffer<float>(sz(L * B * NH * T));
+    delta_ = DeviceBuffer<float>(sz(B * NH * T));
+  } else {
+    att_ = DeviceBuffer<bf16>(sz(L * BHTT));
+    scores_ = DeviceBuffer<bf16>(sz(BHTT));
+  }
   atty_ = DeviceBuffer<bf16>(sz(L * NC));
   res2_ = DeviceBuffer<bf16>(sz(L * NC));
   ln2_ = DeviceBuffer<bf16>(sz(L * NC));
@@ -78,7 +85,6 @@ GptModel::GptModel(const GptConfig& config, int B, int T, bool allow_fusion)
   losses_ = DeviceBuffer<float>(sz(N));
 
   qkv_ = DeviceBuffer<bf16>(sz(3 * NC));
-  scores_ = DeviceBuffer<bf16>(sz(BHTT));
   nc_a_ = DeviceBuffer<bf16>(sz(NC));
   nc_b_ = DeviceBuffer<bf16>(sz(NC));
   dres_ = DeviceBuffer<bf16>(sz(NC));
@@ -86,9 +92,11 @@ GptModel::GptModel(const GptConfig& config, int B, int T, bool allow_fusion)
   dqkvr_ = DeviceBuffer<bf16>(sz(3 * NC));
 
   const int N32 = static_cast<int>(N), C32 = static_cast<int>(C);
-  fuse_residual_ = allow_fusion && matmul_.supports(Matmul::forward_shape(N32, C32, C32, Epilogue::Bias, true)) &&
+  fuse_residual_ = options.allow_fusion &&
+                   matmul_.supports(Matmul::forward_shape(N32, C32, C32, Epilogue::Bias, true)) &&
                    matmul_.supports(Matmul::forward_shape(N32, 4 * C32, C32, Epilogue::Bias, true));
-  fuse_gelu_ = allow_fusion && matmul_.supports(Matmul::forward_shape(N32, C32, 4 * C32, Epilogue::GeluAuxBias, false)) &&
+  fuse_gelu_ = options.allow_fusion &&
+               matmul_.supports(Matmul::forward_shape(N32, C32, 4 * C32, Epilogue::GeluAuxBias, false)) &&
                matmul_.supports(Matmul::backward_input_shape(N32, 4 * C32, C32, Epilogue::DGelu));
 
   GPUACCEPT_CUDA_CHECK(cudaMemset(master_.get(), 0, master_.bytes()));
@@ -101,7 +109,7 @@ std::size_t GptModel::device_bytes() const {
   for (const auto* b : {&encoded_, &ln1_, &qkvr_, &att_, &atty_, &res2_, &ln2_, &fch_, &fch_gelu_, &res3_, &lnf_,
                         &logits_, &qkv_, &scores_, &nc_a_, &nc_b_, &dres_, &d4c_, &dqkvr_})
     total += b->bytes();
-  for (const auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_, &lnf_mean_, &lnf_rstd_, &losses_})
+  for (const auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_, &lnf_mean_, &lnf_rstd_, &losses_, &lse_, &delta_})
     total += b->bytes();
   return total;
 }
@@ -187,10 +195,16 @@ void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
   const bf16* q = qkvr_.get() + layer * 3 * NC;
   const bf16* k = q + NC;
   const bf16* v = q + 2 * NC;
-  const bf16* att = att_.get() + layer * B * NH * TT;
+  const bf16* att = flash_ ? nullptr : att_.get() + layer * B * NH * TT;
   bf16* dq = dqkvr_.get();
   bf16* dk = dq + NC;
   bf16* dv = dq + 2 * NC;
+  if (flash_) {
+    flash_attention_backward(dq, dk, dv, q, k, v, dy, lse_.get() + static_cast<long long>(layer) * B * NH * T,
+                             delta_.get(), B * NH, T, HS, 1.0f / std::sqrt(static_cast<float>(HS)), s);
+    merge_qkv(qkv_.get(), dq, dk, dv, B, T, NH, HS, s);
+    return;
+  }
   bf16* datt = scores_.get();
 
   for (long long c0 = 0; c0 < T; c0 += H) {
@@ -225,7 +239,7 @@ void GptModel::forward(float dloss, cudaStream_t s) {
     const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
     bf16* ln1 = ln1_.get() + l * NC;
     bf16* q = qkvr_.get() + l * 3 * NC;
-    bf16* att = att_.get() + l * BHTT;
+    bf16* att = flash_ ? nullptr : att_.get() + l * BHTT;
     bf16* atty = atty_.get() + l * NC;
     bf16* res2 = res2_.get() + l * NC;
     bf16* ln2 = ln2_.get() + l * NC;
@@ -238,9 +252,14 @@ void GptModel::forward(float dloss, cudaStream_t s) {
                       p(Param::ln1b, l), N, C, s);
     matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
     split_qkv(q, q + NC, q + 2 * NC, qkv_.get(), B, T, NH, HS, s);
-    attention_scores(scores_.get(), q, q + NC, s);
-    causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
-    attention_values(nc_a_.get(), att, q + 2 * NC, s);
+    if (flash_) {
+      flash_attention_forward(nc_a_.get(), lse_.get() + static_cast<long long>(l) * B * NH * T, q, q + NC, q + 2 * NC,
+                              B * NH, T, HS, scale, s);
+    } else {
+      attention_scores(scores_.get(), q, q + NC, s);
+      causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
+      attention_values(nc_a_.get(), att, q + 2 * NC, s);
+    }
     merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
     if (fuse_residual_) {
       matmul_.linear_forward(res2, atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s, in);
@@ -315,6 +334,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
     bias_backward(g(Param::attprojb, l), dres, N, C, s);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
+    if (flash_) attention_delta(delta_.get(), nc_a_.get(), atty, B, T, NH, HS, s);  // rowsum(dO o O), per head
     split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
     attention_backward(nc_b_.get(), l, s);  // qkv_ = dqkv
     matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);

@@ -31,12 +31,18 @@ GptConfig padded(const GptConfig& config);
 // extra rows are zero), as fp32.
 std::vector<float> to_padded_master(const GptConfig& config, std::span<const double> params);
 
+// How the model computes, where there is a choice (both ways give the same math; the
+// gradient check runs both).
+struct ModelOptions {
+  bool allow_fusion = true;     // cuBLASLt epilogues for the residual adds and GELU, where available
+  bool flash_attention = true;  // fused attention (heads of 64, T a multiple of 64), else GEMMs + softmax
+};
+
 class GptModel {
  public:
   // config: the real vocabulary; B sequences of T tokens per micro-batch (T <= max_seq).
   // Throws std::invalid_argument when channels is not a multiple of 8 (aligned matmuls).
-  // allow_fusion false: never use cuBLASLt epilogues for the residual and GELU.
-  GptModel(const GptConfig& config, int B, int T, bool allow_fusion = true);
+  GptModel(const GptConfig& config, int B, int T, ModelOptions options = {});
 
   const GptConfig& config() const { return config_; }  // real vocabulary
   const ParamLayout& layout() const { return layout_; }  // padded vocabulary
@@ -55,6 +61,8 @@ class GptModel {
   std::size_t device_bytes() const;
   // "residual+gelu", "residual", "gelu" or "none": the epilogues in use, for the log.
   std::string fusions() const;
+  // "flash" or "gemm+softmax": how attention is computed.
+  std::string attention() const { return flash_ ? "flash" : "gemm+softmax"; }
 
   // Uploads fp32 master weights in layout() order and refreshes the bf16 copy.
   void set_master(std::span<const float> host, cudaStream_t stream);
@@ -79,6 +87,7 @@ class GptModel {
   // construction): the residual adds and GELU (forward and backward) inside the matmuls,
   // else the separate kernels of kernels.h.
   bool fuse_residual_ = false, fuse_gelu_ = false;
+  bool flash_ = false;  // flash attention: lse_ kept per layer instead of att_
 
   DeviceBuffer<float> master_, grads_;
   DeviceBuffer<bf16> params_;
@@ -87,6 +96,7 @@ class GptModel {
   // Activations kept for backward, stacked by layer (see forward() for what each holds).
   DeviceBuffer<bf16> encoded_, ln1_, qkvr_, att_, atty_, res2_, ln2_, fch_, fch_gelu_, res3_, lnf_, logits_;
   DeviceBuffer<float> ln1_mean_, ln1_rstd_, ln2_mean_, ln2_rstd_, lnf_mean_, lnf_rstd_, losses_;
+  DeviceBuffer<float> lse_, delta_;  // flash attention: (L, B*NH, T) log-sum-exp; (B*NH, T) scratch
   // Scratch, reused by every layer.
   DeviceBuffer<bf16> qkv_, scores_, nc_a_, nc_b_, dres_, d4c_, dqkvr_;
 

@@ -66,6 +66,20 @@ void causal_softmax_forward(bf16* att, const bf16* pre, float scale, int BH, int
 void causal_softmax_backward(bf16* dpre, const bf16* datt, const bf16* att, float scale, int BH, int T,
                              cudaStream_t stream);
 
+// Causal attention without the (T, T) matrix (FlashAttention-2), heads of 64, T a multiple of
+// 64. q, k, v, out and the gradients are (BH, T, 64) per head, row-major; scale = 1/sqrt(64).
+//   out[t1] = sum_{t2 <= t1} softmax_t2(scale q[t1].k[t2]) v[t2];   lse[bh, t1] = ln sum e^(scale q.k)
+// Backward needs delta[bh, t] = sum_d dout[t, d] out[t, d] (attention_delta, from the
+// (B, T, NH, HS) layouts) and lse; it overwrites dq, dk, dv. Deterministic (no atomics).
+bool flash_attention_supported(int T, int HS);
+void flash_attention_forward(bf16* out, float* lse, const bf16* q, const bf16* k, const bf16* v, int BH, int T,
+                             int HS, float scale, cudaStream_t stream);
+void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH, int HS,
+                     cudaStream_t stream);
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, const bf16* q, const bf16* k, const bf16* v,
+                              const bf16* dout, const float* lse, const float* delta, int BH, int T, int HS,
+                              float scale, cudaStream_t stream);
+
 // Softmax cross-entropy over the first V of Vp logits per row (the padding is ignored):
 //   losses[n] = logsumexp(logits[n,:V]) - logits[n, targets[n]]
 // and, when dloss != 0, logits is overwritten in place with its gradient

@@ -91,8 +91,14 @@ void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, cons
   if (s.epilogue == Epilogue::GeluAuxBias || s.epilogue == Epilogue::DGelu)
     p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(aux));
   const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
-  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmul(handle_, p->desc, &alpha, a, *p->a, b, *p->b, &beta, c ? c : d, *p->d, d,
-                                        *p->d, &p->algo, workspace_.get(), workspace_.bytes(), stream));
+  const cublasStatus_t rc = cublasLtMatmul(handle_, p->desc, &alpha, a, *p->a, b, *p->b, &beta, c ? c : d, *p->d, d,
+                                           *p->d, &p->algo, workspace_.get(), workspace_.bytes(), stream);
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format(
+        "cublasLtMatmul failed: {} (m={} n={} k={} lda={} ldb={} ldd={} batch={} strides {}/{}/{} {}{} epilogue {} "
+        "a={} b={} d={})",
+        cublasLtGetStatusString(rc), s.m, s.n, s.k, s.lda, s.ldb, s.ldd, s.batch, s.stride_a, s.stride_b, s.stride_d,
+        s.transa ? "A^T" : "A", s.transb ? " B^T" : " B", static_cast<int>(s.epilogue), a, b, static_cast<void*>(d)));
 }
 
 // Row-major out (N, OC) is column-major (OC x N): D = op(A) op(B) with A = W, which reads

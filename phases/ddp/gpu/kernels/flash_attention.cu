@@ -1,0 +1,340 @@
+// Causal attention without the T x T matrix in memory (FlashAttention-2, Dao 2023), for a
+// head size of 64 and T a multiple of 64. Per head, row-major q, k, v, o of shape (T, 64).
+//
+// Forward, per block of 64 queries (4 warps, 16 query rows each), over key blocks 0..own:
+//   s = q k^T * scale;  m' = max(m, rowmax s);  p = exp(s - m');  l = l e^(m-m') + rowsum p;
+//   o = o e^(m-m') + p v;  at the end o /= l and lse = m + log l (kept for backward).
+// Backward (dS = P o (dP - delta), delta = rowsum(dO o O), P = exp(s - lse) recomputed):
+//   per block of 64 keys:    dV = sum_i P^T dO,  dK = scale * sum_i dS^T Q   (query blocks i >= own)
+//   per block of 64 queries: dQ = scale * sum_j dS K                          (key blocks j <= own)
+// dQ gets its own pass so that no two blocks add into the same rows: no atomics, and the
+// result is the same every run.
+//
+// The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
+// fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
+// accumulator fragments: an m16n8 accumulator holds, in thread (g = lane/4, t = lane%4),
+// rows g and g+8, columns 2t and 2t+1 -- the same places a 16x16 A operand wants them, so
+// P goes from one product into the next without leaving registers.
+#include "ddp/gpu/kernels/common.cuh"
+
+namespace gpuaccept::ddp::gpu {
+
+namespace {
+
+using detail::check_launch;
+using detail::require;
+
+constexpr int kD = 64;        // head size
+constexpr int kBlock = 64;    // queries (keys) per block
+constexpr int kStride = 72;   // shared-memory row stride in bf16: 144 B keeps ldmatrix rows on distinct banks
+constexpr int kThreads = 128; // 4 warps x 16 rows
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
+  const auto a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ inline void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* p) {
+  const auto a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+// d (16x8) += a (16x16, row) b (16x8, col)
+__device__ inline void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ inline uint32_t pack(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// A 64 x 64 tile (rows `row0`.. of a (T, 64) head) into shared memory, 16 bytes a thread.
+__device__ inline void load_tile(bf16* dst, const bf16* src) {
+  for (int i = threadIdx.x; i < kBlock * kD / 8; i += kThreads) {
+    const int row = i / 8, col = (i % 8) * 8;
+    *reinterpret_cast<uint4*>(dst + row * kStride + col) = *reinterpret_cast<const uint4*>(src + row * kD + col);
+  }
+}
+
+// The A operand (16 rows x 64) of this warp's rows of a tile, as 4 k-steps of 16.
+__device__ inline void load_a(uint32_t (&a)[4][4], const bf16* tile, int warp, int lane) {
+  for (int ks = 0; ks < 4; ++ks) ldmatrix_x4(a[ks], tile + (warp * 16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+}
+
+// acc (16 x 64) += a (16 x 64) * tile^T: the tile's rows are the output columns (x k^T).
+__device__ inline void mma_abt(float (&acc)[8][4], const uint32_t (&a)[4][4], const bf16* tile, int lane) {
+  for (int n2 = 0; n2 < 4; ++n2)
+    for (int ks = 0; ks < 4; ++ks) {
+      uint32_t b[4];
+      ldmatrix_x4(b, tile + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
+      mma(acc[2 * n2], a[ks], b[0], b[1]);
+      mma(acc[2 * n2 + 1], a[ks], b[2], b[3]);
+    }
+}
+
+// acc (16 x 64) += p (16 x 64, an accumulator turned A operand) * tile: the tile's rows are
+// the inner dimension (x v).
+__device__ inline void mma_pb(float (&acc)[8][4], const float (&p)[8][4], const bf16* tile, int lane) {
+  for (int kk = 0; kk < 4; ++kk) {
+    const uint32_t a[4] = {pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
+                           pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+    for (int d2 = 0; d2 < 4; ++d2) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, tile + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[2 * d2], a, b[0], b[1]);
+      mma(acc[2 * d2 + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+__device__ inline void zero(float (&acc)[8][4]) {
+  for (auto& f : acc)
+    for (float& x : f) x = 0.f;
+}
+
+// Rows g and g+8 of a warp's 16 x 64 accumulator, scaled, to a (T, 64) bf16 matrix.
+__device__ inline void store_rows(bf16* dst, const float (&acc)[8][4], int row0, float s0, float s1, int t) {
+  for (int n = 0; n < 8; ++n) {
+    const int col = n * 8 + 2 * t;
+    *reinterpret_cast<__nv_bfloat162*>(dst + row0 * kD + col) = __floats2bfloat162_rn(acc[n][0] * s0, acc[n][1] * s0);
+    *reinterpret_cast<__nv_bfloat162*>(dst + (row0 + 8) * kD + col) =
+        __floats2bfloat162_rn(acc[n][2] * s1, acc[n][3] * s1);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, float* lse, const bf16* q, const bf16* k,
+                                                                 const bf16* v, int T, float scale_log2) {
+  __shared__ alignas(16) bf16 sq[kBlock * kStride], sk[kBlock * kStride], sv[kBlock * kStride];
+  const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first: better tail balance
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int row0 = qb * kBlock + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+
+  load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
+  __syncthreads();
+  uint32_t qa[4][4];
+  load_a(qa, sq, warp, lane);
+
+  float acc[8][4], s[8][4];
+  zero(acc);
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2 units) and sum
+  for (int kb = 0; kb <= qb; ++kb) {
+    __syncthreads();  // every warp is done with the previous k and v
+    load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
+    load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
+    __syncthreads();
+    zero(s);
+    mma_abt(s, qa, sk, lane);  // s = q k^T
+    float mx0 = m0, mx1 = m1;
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        const int col = kb * kBlock + n * 8 + 2 * t + j;
+        s[n][j] *= scale_log2;
+        s[n][2 + j] *= scale_log2;
+        if (col > row0) s[n][j] = -INFINITY;  // causal: only on the diagonal block
+        if (col > row0 + 8) s[n][2 + j] = -INFINITY;
+        mx0 = fmaxf(mx0, s[n][j]);
+        mx1 = fmaxf(mx1, s[n][2 + j]);
+      }
+    // The four threads of a quad hold one row between them.
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float a0 = exp2f(m0 - mx0), a1 = exp2f(m1 - mx1);  // 0 on the first block (m = -inf)
+    m0 = mx0;
+    m1 = mx1;
+    float r0 = 0.f, r1 = 0.f;
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        s[n][j] = exp2f(s[n][j] - m0);
+        s[n][2 + j] = exp2f(s[n][2 + j] - m1);
+        r0 += s[n][j];
+        r1 += s[n][2 + j];
+      }
+    l0 = l0 * a0 + r0;  // this thread's share of the row sum; the quad adds them at the end
+    l1 = l1 * a1 + r1;
+    for (int n = 0; n < 8; ++n) {
+      acc[n][0] *= a0, acc[n][1] *= a0;
+      acc[n][2] *= a1, acc[n][3] *= a1;
+    }
+    mma_pb(acc, s, sv, lane);  // o += p v
+  }
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  store_rows(o + head, acc, row0, 1.f / l0, 1.f / l1, t);
+  if (t == 0) {
+    // lse in natural units of the scaled scores: ln(sum e^z) = ln2 * (m + log2 l), m in log2 units.
+    float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
+    L[row0] = (m0 + log2f(l0)) / kLog2e;
+    L[row0 + 8] = (m1 + log2f(l1)) / kLog2e;
+  }
+}
+
+// dK and dV for one block of 64 keys (4 warps x 16 keys), over the query blocks that see it.
+__global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf16* dk, bf16* dv, const bf16* q,
+                                                                       const bf16* k, const bf16* v, const bf16* dout,
+                                                                       const float* lse, const float* delta, int T,
+                                                                       float scale, float scale_log2) {
+  __shared__ alignas(16) bf16 sk[kBlock * kStride], sv[kBlock * kStride], sq[kBlock * kStride], sdo[kBlock * kStride];
+  __shared__ float sl[kBlock], sd[kBlock];
+  const int kb = blockIdx.x;
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
+  const float* D = delta + static_cast<std::size_t>(blockIdx.y) * T;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int key0 = kb * kBlock + warp * 16 + g;  // this thread's keys: key0 and key0 + 8
+
+  load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
+  load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
+  __syncthreads();
+  uint32_t ka[4][4], va[4][4];
+  load_a(ka, sk, warp, lane);
+  load_a(va, sv, warp, lane);
+
+  float dk_acc[8][4], dv_acc[8][4], p[8][4], dp[8][4];
+  zero(dk_acc);
+  zero(dv_acc);
+  const int blocks = T / kBlock;
+  for (int qb = kb; qb < blocks; ++qb) {
+    __syncthreads();
+    load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
+    load_tile(sdo, dout + head + static_cast<std::size_t>(qb) * kBlock * kD);
+    if (threadIdx.x < kBlock) {
+      sl[threadIdx.x] = L[qb * kBlock + threadIdx.x] * kLog2e;
+      sd[threadIdx.x] = D[qb * kBlock + threadIdx.x];
+    }
+    __syncthreads();
+    // P^T (16 keys x 64 queries) = exp(k q^T * scale - lse[query]), 0 where query < key.
+    zero(p);
+    mma_abt(p, ka, sq, lane);
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        const int col = n * 8 + 2 * t + j, query = qb * kBlock + col;
+        p[n][j] = query < key0 ? 0.f : exp2f(p[n][j] * scale_log2 - sl[col]);
+        p[n][2 + j] = query < key0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - sl[col]);
+      }
+    mma_pb(dv_acc, p, sdo, lane);  // dV += P^T dO
+    // dP^T (16 keys x 64 queries) = v dO^T;  dS^T = P^T (dP^T - delta[query])
+    zero(dp);
+    mma_abt(dp, va, sdo, lane);
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        const int col = n * 8 + 2 * t + j;
+        dp[n][j] = p[n][j] * (dp[n][j] - sd[col]);
+        dp[n][2 + j] = p[n][2 + j] * (dp[n][2 + j] - sd[col]);
+      }
+    mma_pb(dk_acc, dp, sq, lane);  // dK += dS^T Q
+  }
+  store_rows(dk + head, dk_acc, key0, scale, scale, t);
+  store_rows(dv + head, dv_acc, key0, 1.f, 1.f, t);
+}
+
+// dQ for one block of 64 queries (4 warps x 16 queries), over the key blocks it sees.
+__global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, const bf16* q, const bf16* k,
+                                                                     const bf16* v, const bf16* dout, const float* lse,
+                                                                     const float* delta, int T, float scale,
+                                                                     float scale_log2) {
+  __shared__ alignas(16) bf16 sq[kBlock * kStride], sdo[kBlock * kStride], sk[kBlock * kStride], sv[kBlock * kStride];
+  const int qb = gridDim.x - 1 - blockIdx.x;
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
+  const float* D = delta + static_cast<std::size_t>(blockIdx.y) * T;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int row0 = qb * kBlock + warp * 16 + g;
+
+  load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
+  load_tile(sdo, dout + head + static_cast<std::size_t>(qb) * kBlock * kD);
+  __syncthreads();
+  uint32_t qa[4][4], doa[4][4];
+  load_a(qa, sq, warp, lane);
+  load_a(doa, sdo, warp, lane);
+  const float l0 = L[row0] * kLog2e, l1 = L[row0 + 8] * kLog2e, d0 = D[row0], d1 = D[row0 + 8];
+
+  float dq_acc[8][4], p[8][4], dp[8][4];
+  zero(dq_acc);
+  for (int kb = 0; kb <= qb; ++kb) {
+    __syncthreads();
+    load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
+    load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
+    __syncthreads();
+    zero(p);
+    mma_abt(p, qa, sk, lane);  // q k^T
+    zero(dp);
+    mma_abt(dp, doa, sv, lane);  // dO v^T
+    for (int n = 0; n < 8; ++n)
+      for (int j = 0; j < 2; ++j) {
+        const int key = kb * kBlock + n * 8 + 2 * t + j;
+        const float p0 = key > row0 ? 0.f : exp2f(p[n][j] * scale_log2 - l0);
+        const float p1 = key > row0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - l1);
+        dp[n][j] = p0 * (dp[n][j] - d0);  // dS
+        dp[n][2 + j] = p1 * (dp[n][2 + j] - d1);
+      }
+    mma_pb(dq_acc, dp, sk, lane);  // dQ += dS k
+  }
+  store_rows(dq + head, dq_acc, row0, scale, scale, t);
+}
+
+// delta[b,h,t] = sum_d dout[b,t,h,d] * out[b,t,h,d], both in the (B, T, NH, HS) layout the
+// attention output has before its projection. One warp per (b, t, h).
+__global__ void attention_delta_kernel(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH) {
+  const int lane = threadIdx.x % 32;
+  const long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (item >= static_cast<long long>(B) * T * NH) return;
+  const int h = static_cast<int>(item % NH);
+  const long long bt = item / NH;
+  const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
+  const std::size_t base = static_cast<std::size_t>(item) * kD;  // (b, t, h) rows are consecutive
+  const __nv_bfloat162 x = reinterpret_cast<const __nv_bfloat162*>(dout + base)[lane];
+  const __nv_bfloat162 y = reinterpret_cast<const __nv_bfloat162*>(out + base)[lane];
+  float v = __low2float(x) * __low2float(y) + __high2float(x) * __high2float(y);
+  v = detail::warp_sum(v);
+  if (lane == 0) delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = v;
+}
+
+void check_shape(const char* what, int BH, int T, int HS) {
+  require(HS == kD, "flash attention: the head size must be 64");
+  require(BH > 0 && T > 0 && T % kBlock == 0, "flash attention: T must be a positive multiple of 64");
+  (void)what;
+}
+
+}  // namespace
+
+bool flash_attention_supported(int T, int HS) { return HS == kD && T > 0 && T % kBlock == 0; }
+
+void flash_attention_forward(bf16* out, float* lse, const bf16* q, const bf16* k, const bf16* v, int BH, int T,
+                             int HS, float scale, cudaStream_t stream) {
+  check_shape("forward", BH, T, HS);
+  flash_forward_kernel<<<dim3(T / kBlock, BH), kThreads, 0, stream>>>(out, lse, q, k, v, T, scale * kLog2e);
+  check_launch("flash_attention_forward");
+}
+
+void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH, int HS,
+                     cudaStream_t stream) {
+  require(HS == kD, "attention_delta: the head size must be 64");
+  const long long warps = static_cast<long long>(B) * T * NH;
+  attention_delta_kernel<<<static_cast<unsigned>((warps * 32 + 255) / 256), 256, 0, stream>>>(delta, dout, out, B, T, NH);
+  check_launch("attention_delta");
+}
+
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, const bf16* q, const bf16* k, const bf16* v,
+                              const bf16* dout, const float* lse, const float* delta, int BH, int T, int HS,
+                              float scale, cudaStream_t stream) {
+  check_shape("backward", BH, T, HS);
+  const dim3 grid(T / kBlock, BH);
+  flash_backward_dkdv_kernel<<<grid, kThreads, 0, stream>>>(dk, dv, q, k, v, dout, lse, delta, T, scale,
+                                                            scale * kLog2e);
+  check_launch("flash_attention_backward (dk, dv)");
+  flash_backward_dq_kernel<<<grid, kThreads, 0, stream>>>(dq, q, k, v, dout, lse, delta, T, scale, scale * kLog2e);
+  check_launch("flash_attention_backward (dq)");
+}
+
+}  // namespace gpuaccept::ddp::gpu
