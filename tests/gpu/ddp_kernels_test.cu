@@ -509,7 +509,9 @@ void test_flash_attention(Rng& rng, int B, int NH, int T) {
   auto d_q = device_bf16(q), d_k = device_bf16(k), d_v = device_bf16(v), d_dout = device_bf16(dout);
   Buffer<bf16> d_out(n), d_dq(n), d_dk(n), d_dv(n);
   Buffer<float> d_lse(static_cast<std::size_t>(BH) * T), d_delta(static_cast<std::size_t>(BH) * T);
-  kn::flash_attention_forward(d_out.get(), d_lse.get(), d_q.get(), d_k.get(), d_v.get(), BH, T, D, 0.125f, nullptr);
+  const auto heads = kn::HeadLayout::contiguous(NH, T);
+  kn::flash_attention_forward(d_out.get(), heads, d_lse.get(), d_q.get(), d_k.get(), d_v.get(), heads, B, NH, T, D,
+                              0.125f, nullptr);
   sync();
   const auto out_gpu = from_bf16(d_out.download());
   // P is rounded to bf16 before it multiplies v (as in FlashAttention): up to 2^-9 relative on
@@ -531,8 +533,8 @@ void test_flash_attention(Rng& rng, int B, int NH, int T) {
   };
   auto d_out_m = device_bf16(to_bthd(out_gpu)), d_dout_m = device_bf16(to_bthd(dout));
   kn::attention_delta(d_delta.get(), d_dout_m.get(), d_out_m.get(), B, T, NH, D, nullptr);
-  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_q.get(), d_k.get(), d_v.get(), d_dout.get(),
-                               d_lse.get(), d_delta.get(), BH, T, D, 0.125f, nullptr);
+  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), heads, d_q.get(), d_k.get(), d_v.get(), heads,
+                               d_dout.get(), heads, d_lse.get(), d_delta.get(), B, NH, T, D, 0.125f, nullptr);
   sync();
   std::vector<double> delta_ref(static_cast<std::size_t>(BH) * T);
   for (std::size_t r = 0; r < delta_ref.size(); ++r)
@@ -545,10 +547,38 @@ void test_flash_attention(Rng& rng, int B, int NH, int T) {
   compare("flash_attention_backward(dv)", shape, from_bf16(d_dv.download()), dv, 6 * kTolBf16);
   // No atomics: a second run gives the same bits.
   const auto dq_first = d_dq.download();
-  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), d_q.get(), d_k.get(), d_v.get(), d_dout.get(),
-                               d_lse.get(), d_delta.get(), BH, T, D, 0.125f, nullptr);
+  kn::flash_attention_backward(d_dq.get(), d_dk.get(), d_dv.get(), heads, d_q.get(), d_k.get(), d_v.get(), heads,
+                               d_dout.get(), heads, d_lse.get(), d_delta.get(), B, NH, T, D, 0.125f, nullptr);
   sync();
   compare_bits("flash_attention_backward(repeat)", shape, dq_first, d_dq.download());
+
+  // The model's layouts: q, k, v side by side in (B, T, 3, NH, 64), out and dout in
+  // (B, T, NH, 64), gradients into (B, T, 3, NH, 64). Same numbers, other addresses.
+  const int C = NH * D;
+  std::vector<float> qkv(3 * n), dout_m = to_bthd(dout);
+  const auto qm = to_bthd(q), km = to_bthd(k), vm = to_bthd(v);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(B) * T; ++r)
+    for (int c = 0; c < C; ++c) {
+      qkv[r * 3 * C + c] = qm[r * C + c];
+      qkv[r * 3 * C + C + c] = km[r * C + c];
+      qkv[r * 3 * C + 2 * C + c] = vm[r * C + c];
+    }
+  auto d_qkv = device_bf16(qkv), d_dout_i = device_bf16(dout_m);
+  Buffer<bf16> d_out_i(n), d_dqkv(3 * n);
+  const auto in3 = kn::HeadLayout::interleaved(T, 3 * C), in1 = kn::HeadLayout::interleaved(T, C);
+  kn::flash_attention_forward(d_out_i.get(), in1, d_lse.get(), d_qkv.get(), d_qkv.get() + C, d_qkv.get() + 2 * C, in3,
+                              B, NH, T, D, 0.125f, nullptr);
+  kn::flash_attention_backward(d_dqkv.get(), d_dqkv.get() + C, d_dqkv.get() + 2 * C, in3, d_qkv.get(), d_qkv.get() + C,
+                               d_qkv.get() + 2 * C, in3, d_dout_i.get(), in1, d_lse.get(), d_delta.get(), B, NH, T, D,
+                               0.125f, nullptr);
+  sync();
+  compare_bits("flash_attention_forward(interleaved)", shape, to_bf16(to_bthd(out_gpu)), d_out_i.download());
+  const auto dqkv = from_bf16(d_dqkv.download());
+  const auto dq_m = to_bthd(from_bf16(dq_first));
+  std::vector<float> dq_i(n);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(B) * T; ++r)
+    for (int c = 0; c < C; ++c) dq_i[r * C + c] = dqkv[r * 3 * C + c];
+  compare_bits("flash_attention_backward(interleaved dq)", shape, to_bf16(dq_m), to_bf16(dq_i));
 }
 
 // ---- cross-entropy -----------------------------------------------------------------------

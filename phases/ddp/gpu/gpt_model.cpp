@@ -70,6 +70,7 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
   } else {
     att_ = DeviceBuffer<bf16>(sz(L * BHTT));
     scores_ = DeviceBuffer<bf16>(sz(BHTT));
+    dqkvr_ = DeviceBuffer<bf16>(sz(3 * NC));
   }
   atty_ = DeviceBuffer<bf16>(sz(L * NC));
   res2_ = DeviceBuffer<bf16>(sz(L * NC));
@@ -89,7 +90,6 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
   nc_b_ = DeviceBuffer<bf16>(sz(NC));
   dres_ = DeviceBuffer<bf16>(sz(NC));
   d4c_ = DeviceBuffer<bf16>(sz(4 * NC));
-  dqkvr_ = DeviceBuffer<bf16>(sz(3 * NC));
 
   const int N32 = static_cast<int>(N), C32 = static_cast<int>(C);
   fuse_residual_ = options.allow_fusion &&
@@ -195,16 +195,10 @@ void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
   const bf16* q = qkvr_.get() + layer * 3 * NC;
   const bf16* k = q + NC;
   const bf16* v = q + 2 * NC;
-  const bf16* att = flash_ ? nullptr : att_.get() + layer * B * NH * TT;
+  const bf16* att = att_.get() + layer * B * NH * TT;
   bf16* dq = dqkvr_.get();
   bf16* dk = dq + NC;
   bf16* dv = dq + 2 * NC;
-  if (flash_) {
-    flash_attention_backward(dq, dk, dv, q, k, v, dy, lse_.get() + static_cast<long long>(layer) * B * NH * T,
-                             delta_.get(), B * NH, T, HS, 1.0f / std::sqrt(static_cast<float>(HS)), s);
-    merge_qkv(qkv_.get(), dq, dk, dv, B, T, NH, HS, s);
-    return;
-  }
   bf16* datt = scores_.get();
 
   for (long long c0 = 0; c0 < T; c0 += H) {
@@ -250,17 +244,20 @@ void GptModel::forward(float dloss, cudaStream_t s) {
     // Attention: r2 = r + attproj(attention(qkv(ln1(r))))
     layernorm_forward(ln1, ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, in, p(Param::ln1w, l),
                       p(Param::ln1b, l), N, C, s);
-    matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
-    split_qkv(q, q + NC, q + 2 * NC, qkv_.get(), B, T, NH, HS, s);
     if (flash_) {
-      flash_attention_forward(nc_a_.get(), lse_.get() + static_cast<long long>(l) * B * NH * T, q, q + NC, q + 2 * NC,
-                              B * NH, T, HS, scale, s);
+      // q, k, v read in place from the projection's (B, T, 3C) output; out written as (B, T, C).
+      matmul_.linear_forward(q, ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
+      flash_attention_forward(atty, HeadLayout::interleaved(T, C), lse_.get() + static_cast<long long>(l) * B * NH * T,
+                              q, q + C, q + 2 * C, HeadLayout::interleaved(T, 3 * C), B, NH, T, HS, scale, s);
     } else {
+      // Heads made contiguous (B, NH, T, HS) for the batched GEMMs.
+      matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
+      split_qkv(q, q + NC, q + 2 * NC, qkv_.get(), B, T, NH, HS, s);
       attention_scores(scores_.get(), q, q + NC, s);
       causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
       attention_values(nc_a_.get(), att, q + 2 * NC, s);
+      merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
     }
-    merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
     if (fuse_residual_) {
       matmul_.linear_forward(res2, atty, p(Param::attprojw, l), p(Param::attprojb, l), N, C, C, s, in);
     } else {
@@ -334,9 +331,18 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
     bias_backward(g(Param::attprojb, l), dres, N, C, s);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
-    if (flash_) attention_delta(delta_.get(), nc_a_.get(), atty, B, T, NH, HS, s);  // rowsum(dO o O), per head
-    split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
-    attention_backward(nc_b_.get(), l, s);  // qkv_ = dqkv
+    if (flash_) {
+      attention_delta(delta_.get(), nc_a_.get(), atty, B, T, NH, HS, s);  // rowsum(dO o O), per head
+      const bf16* qkv = qkvr_.get() + l * 3 * NC;                           // (B, T, 3C) of the forward pass
+      flash_attention_backward(qkv_.get(), qkv_.get() + C, qkv_.get() + 2 * C, HeadLayout::interleaved(T, 3 * C), qkv,
+                               qkv + C, qkv + 2 * C, HeadLayout::interleaved(T, 3 * C), nc_a_.get(),
+                               HeadLayout::interleaved(T, C), lse_.get() + static_cast<long long>(l) * B * NH * T,
+                               delta_.get(), B, NH, T, HS, 1.0f / std::sqrt(static_cast<float>(HS)), s);
+    } else {
+      split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
+      attention_backward(nc_b_.get(), l, s);
+    }
+    // qkv_ now holds dqkv (B, T, 3C)
     matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
     bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), qkv_.get(), p(Param::qkvw, l), N, C, 3 * C, s);

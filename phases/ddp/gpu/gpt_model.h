@@ -108,7 +108,7 @@ class GptModel {
                  long long ldb, long long sb, bf16* d, long long ldd, long long sd, cudaStream_t s);
   void attention_scores(bf16* scores, const bf16* q, const bf16* k, cudaStream_t s);       // q k^T
   void attention_values(bf16* y, const bf16* att, const bf16* v, cudaStream_t s);          // att v
-  void attention_backward(const bf16* dy, int layer, cudaStream_t s);                      // -> qkv_ holds dqkv
+  void attention_backward(const bf16* dy, int layer, cudaStream_t s);  // GEMM path; -> qkv_ holds dqkv
 };
 
 }  // namespace gpuaccept::ddp::gpu

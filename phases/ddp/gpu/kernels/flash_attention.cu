@@ -54,11 +54,61 @@ __device__ inline uint32_t pack(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-// A 64 x 64 tile (rows `row0`.. of a (T, 64) head) into shared memory, 16 bytes a thread.
-__device__ inline void load_tile(bf16* dst, const bf16* src) {
+// Global -> shared copies that run in the background (cp.async, 16 bytes each): the next
+// tile streams in while the tensor cores work on this one. commit() closes a group of
+// copies; wait<n>() waits until at most n groups are still in flight.
+__device__ inline void copy_async16(void* dst, const void* src) {
+  const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+__device__ inline void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ inline void wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// A 64 x 64 tile (64 consecutive rows, `ld` elements apart) into shared memory.
+__device__ inline void load_tile(bf16* dst, const bf16* src, int ld) {
   for (int i = threadIdx.x; i < kBlock * kD / 8; i += kThreads) {
     const int row = i / 8, col = (i % 8) * 8;
-    *reinterpret_cast<uint4*>(dst + row * kStride + col) = *reinterpret_cast<const uint4*>(src + row * kD + col);
+    copy_async16(dst + row * kStride + col, src + static_cast<std::size_t>(row) * ld + col);
+  }
+}
+
+// Head (b, h) = blockIdx.y of a layout: its row 0.
+__device__ inline std::size_t head_base(const HeadLayout& l, int NH) {
+  const int b = blockIdx.y / NH, h = blockIdx.y % NH;
+  return static_cast<std::size_t>(b) * l.batch + static_cast<std::size_t>(h) * l.head;
+}
+// 64 floats (one per row of a tile).
+__device__ inline void load_row_values(float* dst, const float* src) {
+  if (threadIdx.x < kBlock / 4) copy_async16(dst + threadIdx.x * 4, src + threadIdx.x * 4);
+}
+
+constexpr int kTile = kBlock * kStride;  // bf16 elements of one shared-memory tile
+
+// Key blocks stream through two buffers: starts loading block kb+1 (if kb < last) into the
+// other buffer, then waits until block kb has arrived. k and v point at the head's row 0.
+__device__ inline void stream_kv(bf16* skv, const bf16* k, const bf16* v, std::size_t tile, int ld, int kb,
+                                 int last) {
+  if (kb < last) {
+    bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
+    load_tile(next, k + (kb + 1) * tile, ld);
+    load_tile(next + kTile, v + (kb + 1) * tile, ld);
+    commit();
+    wait<1>();
+  } else {
+    wait<0>();
+  }
+  __syncthreads();
+}
+
+// Dynamic shared memory beyond 48 KB must be allowed per kernel, once.
+template <typename Kernel>
+void allow_shared(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024) {
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    require(rc == cudaSuccess, "flash attention: the device cannot give the kernels their shared memory");
   }
 }
 
@@ -98,37 +148,46 @@ __device__ inline void zero(float (&acc)[8][4]) {
     for (float& x : f) x = 0.f;
 }
 
-// Rows g and g+8 of a warp's 16 x 64 accumulator, scaled, to a (T, 64) bf16 matrix.
-__device__ inline void store_rows(bf16* dst, const float (&acc)[8][4], int row0, float s0, float s1, int t) {
+// Rows g and g+8 of a warp's 16 x 64 accumulator, scaled, to a head's rows `ld` elements apart.
+__device__ inline void store_rows(bf16* dst, int ld, const float (&acc)[8][4], int row0, float s0, float s1, int t) {
+  bf16* r0 = dst + static_cast<std::size_t>(row0) * ld;
+  bf16* r1 = dst + static_cast<std::size_t>(row0 + 8) * ld;
   for (int n = 0; n < 8; ++n) {
     const int col = n * 8 + 2 * t;
-    *reinterpret_cast<__nv_bfloat162*>(dst + row0 * kD + col) = __floats2bfloat162_rn(acc[n][0] * s0, acc[n][1] * s0);
-    *reinterpret_cast<__nv_bfloat162*>(dst + (row0 + 8) * kD + col) =
-        __floats2bfloat162_rn(acc[n][2] * s1, acc[n][3] * s1);
+    *reinterpret_cast<__nv_bfloat162*>(r0 + col) = __floats2bfloat162_rn(acc[n][0] * s0, acc[n][1] * s0);
+    *reinterpret_cast<__nv_bfloat162*>(r1 + col) = __floats2bfloat162_rn(acc[n][2] * s1, acc[n][3] * s1);
   }
 }
 
-__global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, float* lse, const bf16* q, const bf16* k,
-                                                                 const bf16* v, int T, float scale_log2) {
-  __shared__ alignas(16) bf16 sq[kBlock * kStride], sk[kBlock * kStride], sv[kBlock * kStride];
+// Shared memory: q, then k and v twice (the tile in use and the next one).
+constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
+
+__global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, HeadLayout lo, float* lse, const bf16* q,
+                                                                 const bf16* k, const bf16* v, HeadLayout li, int NH,
+                                                                 int T, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* skv = sq + kTile;  // [buffer][k, v]
   const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first: better tail balance
-  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const std::size_t head = head_base(li, NH);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int row0 = qb * kBlock + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+  const std::size_t tile = static_cast<std::size_t>(kBlock) * li.row;  // elements from one block of rows to the next
 
-  load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
-  __syncthreads();
+  load_tile(sq, q + head + qb * tile, li.row);
+  load_tile(skv, k + head, li.row);
+  load_tile(skv + kTile, v + head, li.row);
+  commit();
+
   uint32_t qa[4][4];
-  load_a(qa, sq, warp, lane);
-
   float acc[8][4], s[8][4];
   zero(acc);
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2 units) and sum
   for (int kb = 0; kb <= qb; ++kb) {
-    __syncthreads();  // every warp is done with the previous k and v
-    load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
-    load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
-    __syncthreads();
+    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sv = sk + kTile;
+    stream_kv(skv, k + head, v + head, tile, li.row, kb, qb);  // the other buffer is free since the last step
+    if (kb == 0) load_a(qa, sq, warp, lane);
     zero(s);
     mma_abt(s, qa, sk, lane);  // s = q k^T
     float mx0 = m0, mx1 = m1;
@@ -165,12 +224,13 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, float*
       acc[n][2] *= a1, acc[n][3] *= a1;
     }
     mma_pb(acc, s, sv, lane);  // o += p v
+    __syncthreads();  // every warp is done with this buffer before it is refilled
   }
   l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
   l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  store_rows(o + head, acc, row0, 1.f / l0, 1.f / l1, t);
+  store_rows(o + head_base(lo, NH), lo.row, acc, row0, 1.f / l0, 1.f / l1, t);
   if (t == 0) {
     // lse in natural units of the scaled scores: ln(sum e^z) = ln2 * (m + log2 l), m in log2 units.
     float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
@@ -180,52 +240,79 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, float*
 }
 
 // dK and dV for one block of 64 keys (4 warps x 16 keys), over the query blocks that see it.
-__global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf16* dk, bf16* dv, const bf16* q,
-                                                                       const bf16* k, const bf16* v, const bf16* dout,
-                                                                       const float* lse, const float* delta, int T,
-                                                                       float scale, float scale_log2) {
-  __shared__ alignas(16) bf16 sk[kBlock * kStride], sv[kBlock * kStride], sq[kBlock * kStride], sdo[kBlock * kStride];
-  __shared__ float sl[kBlock], sd[kBlock];
+// Shared memory: k, v, then q, dO, lse and delta twice (in use, next).
+constexpr int kRowValues = 2 * kBlock;  // floats: lse and delta of one query block
+constexpr int kDkdvShared =
+    (2 * kTile + 2 * 2 * kTile) * static_cast<int>(sizeof(bf16)) + 2 * kRowValues * static_cast<int>(sizeof(float));
+
+__global__ void __launch_bounds__(kThreads, 3) flash_backward_dkdv_kernel(bf16* dk, bf16* dv, HeadLayout lg,
+                                                                          const bf16* q, const bf16* k,
+                                                                          const bf16* v, HeadLayout li,
+                                                                          const bf16* dout, HeadLayout lo,
+                                                                          const float* lse, const float* delta,
+                                                                          int NH, int T, float scale,
+                                                                          float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sk = reinterpret_cast<bf16*>(smem);
+  bf16* sv = sk + kTile;
+  bf16* sqdo = sv + kTile;                                    // [buffer][q, dO]
+  float* srow = reinterpret_cast<float*>(sqdo + 4 * kTile);  // [buffer][lse * log2e... as loaded, delta]
   const int kb = blockIdx.x;
-  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const std::size_t head = head_base(li, NH), ohead = head_base(lo, NH);
+  const std::size_t tile = static_cast<std::size_t>(kBlock) * li.row, otile = static_cast<std::size_t>(kBlock) * lo.row;
   const float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
   const float* D = delta + static_cast<std::size_t>(blockIdx.y) * T;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int key0 = kb * kBlock + warp * 16 + g;  // this thread's keys: key0 and key0 + 8
+  const int blocks = T / kBlock;
 
-  load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
-  load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
-  __syncthreads();
-  uint32_t ka[4][4], va[4][4];
-  load_a(ka, sk, warp, lane);
-  load_a(va, sv, warp, lane);
+  auto load_query_block = [&](int qb, int buf) {
+    bf16* dst = sqdo + buf * 2 * kTile;
+    load_tile(dst, q + head + qb * tile, li.row);
+    load_tile(dst + kTile, dout + ohead + qb * otile, lo.row);
+    load_row_values(srow + buf * kRowValues, L + qb * kBlock);
+    load_row_values(srow + buf * kRowValues + kBlock, D + qb * kBlock);
+    commit();
+  };
+  load_tile(sk, k + head + kb * tile, li.row);
+  load_tile(sv, v + head + kb * tile, li.row);
+  load_query_block(kb, 0);  // one group with k and v
 
   float dk_acc[8][4], dv_acc[8][4], p[8][4], dp[8][4];
   zero(dk_acc);
   zero(dv_acc);
-  const int blocks = T / kBlock;
   for (int qb = kb; qb < blocks; ++qb) {
-    __syncthreads();
-    load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
-    load_tile(sdo, dout + head + static_cast<std::size_t>(qb) * kBlock * kD);
-    if (threadIdx.x < kBlock) {
-      sl[threadIdx.x] = L[qb * kBlock + threadIdx.x] * kLog2e;
-      sd[threadIdx.x] = D[qb * kBlock + threadIdx.x];
+    const int buf = (qb - kb) % 2;
+    if (qb + 1 < blocks) {
+      load_query_block(qb + 1, 1 - buf);
+      wait<1>();
+    } else {
+      wait<0>();
     }
     __syncthreads();
-    // P^T (16 keys x 64 queries) = exp(k q^T * scale - lse[query]), 0 where query < key.
+    const bf16* sq = sqdo + buf * 2 * kTile;
+    const bf16* sdo = sq + kTile;
+    const float* sl = srow + buf * kRowValues;
+    const float* sd = sl + kBlock;
+    // P^T (16 keys x 64 queries) = exp(k q^T * scale - lse[query]), 0 where query < key. The
+    // warp's k and v rows are read from shared memory at each use (not held in registers),
+    // which leaves room for three blocks per multiprocessor (168 registers, no spills).
+    uint32_t a[4][4];
+    load_a(a, sk, warp, lane);
     zero(p);
-    mma_abt(p, ka, sq, lane);
+    mma_abt(p, a, sq, lane);
     for (int n = 0; n < 8; ++n)
       for (int j = 0; j < 2; ++j) {
         const int col = n * 8 + 2 * t + j, query = qb * kBlock + col;
-        p[n][j] = query < key0 ? 0.f : exp2f(p[n][j] * scale_log2 - sl[col]);
-        p[n][2 + j] = query < key0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - sl[col]);
+        const float l2 = sl[col] * kLog2e;
+        p[n][j] = query < key0 ? 0.f : exp2f(p[n][j] * scale_log2 - l2);
+        p[n][2 + j] = query < key0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - l2);
       }
     mma_pb(dv_acc, p, sdo, lane);  // dV += P^T dO
     // dP^T (16 keys x 64 queries) = v dO^T;  dS^T = P^T (dP^T - delta[query])
+    load_a(a, sv, warp, lane);
     zero(dp);
-    mma_abt(dp, va, sdo, lane);
+    mma_abt(dp, a, sdo, lane);
     for (int n = 0; n < 8; ++n)
       for (int j = 0; j < 2; ++j) {
         const int col = n * 8 + 2 * t + j;
@@ -233,39 +320,52 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dkdv_kernel(bf16* dk,
         dp[n][2 + j] = p[n][2 + j] * (dp[n][2 + j] - sd[col]);
       }
     mma_pb(dk_acc, dp, sq, lane);  // dK += dS^T Q
+    __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  store_rows(dk + head, dk_acc, key0, scale, scale, t);
-  store_rows(dv + head, dv_acc, key0, 1.f, 1.f, t);
+  const std::size_t ghead = head_base(lg, NH);
+  store_rows(dk + ghead, lg.row, dk_acc, key0, scale, scale, t);
+  store_rows(dv + ghead, lg.row, dv_acc, key0, 1.f, 1.f, t);
 }
 
 // dQ for one block of 64 queries (4 warps x 16 queries), over the key blocks it sees.
-__global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, const bf16* q, const bf16* k,
-                                                                     const bf16* v, const bf16* dout, const float* lse,
-                                                                     const float* delta, int T, float scale,
+// Shared memory: q, dO, then k and v twice (in use, next).
+constexpr int kDqShared = 6 * kTile * static_cast<int>(sizeof(bf16));
+
+__global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, HeadLayout lg, const bf16* q,
+                                                                     const bf16* k, const bf16* v, HeadLayout li,
+                                                                     const bf16* dout, HeadLayout lo, const float* lse,
+                                                                     const float* delta, int NH, int T, float scale,
                                                                      float scale_log2) {
-  __shared__ alignas(16) bf16 sq[kBlock * kStride], sdo[kBlock * kStride], sk[kBlock * kStride], sv[kBlock * kStride];
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* sdo = sq + kTile;
+  bf16* skv = sdo + kTile;  // [buffer][k, v]
   const int qb = gridDim.x - 1 - blockIdx.x;
-  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * T * kD;
+  const std::size_t head = head_base(li, NH);
+  const std::size_t tile = static_cast<std::size_t>(kBlock) * li.row;
   const float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
   const float* D = delta + static_cast<std::size_t>(blockIdx.y) * T;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int row0 = qb * kBlock + warp * 16 + g;
 
-  load_tile(sq, q + head + static_cast<std::size_t>(qb) * kBlock * kD);
-  load_tile(sdo, dout + head + static_cast<std::size_t>(qb) * kBlock * kD);
-  __syncthreads();
-  uint32_t qa[4][4], doa[4][4];
-  load_a(qa, sq, warp, lane);
-  load_a(doa, sdo, warp, lane);
+  load_tile(sq, q + head + qb * tile, li.row);
+  load_tile(sdo, dout + head_base(lo, NH) + qb * static_cast<std::size_t>(kBlock) * lo.row, lo.row);
+  load_tile(skv, k + head, li.row);
+  load_tile(skv + kTile, v + head, li.row);
+  commit();
   const float l0 = L[row0] * kLog2e, l1 = L[row0 + 8] * kLog2e, d0 = D[row0], d1 = D[row0 + 8];
 
+  uint32_t qa[4][4], doa[4][4];
   float dq_acc[8][4], p[8][4], dp[8][4];
   zero(dq_acc);
   for (int kb = 0; kb <= qb; ++kb) {
-    __syncthreads();
-    load_tile(sk, k + head + static_cast<std::size_t>(kb) * kBlock * kD);
-    load_tile(sv, v + head + static_cast<std::size_t>(kb) * kBlock * kD);
-    __syncthreads();
+    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sv = sk + kTile;
+    stream_kv(skv, k + head, v + head, tile, li.row, kb, qb);
+    if (kb == 0) {
+      load_a(qa, sq, warp, lane);
+      load_a(doa, sdo, warp, lane);
+    }
     zero(p);
     mma_abt(p, qa, sk, lane);  // q k^T
     zero(dp);
@@ -279,8 +379,9 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, c
         dp[n][2 + j] = p1 * (dp[n][2 + j] - d1);
       }
     mma_pb(dq_acc, dp, sk, lane);  // dQ += dS k
+    __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  store_rows(dq + head, dq_acc, row0, scale, scale, t);
+  store_rows(dq + head_base(lg, NH), lg.row, dq_acc, row0, scale, scale, t);
 }
 
 // delta[b,h,t] = sum_d dout[b,t,h,d] * out[b,t,h,d], both in the (B, T, NH, HS) layout the
@@ -310,10 +411,20 @@ void check_shape(const char* what, int BH, int T, int HS) {
 
 bool flash_attention_supported(int T, int HS) { return HS == kD && T > 0 && T % kBlock == 0; }
 
-void flash_attention_forward(bf16* out, float* lse, const bf16* q, const bf16* k, const bf16* v, int BH, int T,
-                             int HS, float scale, cudaStream_t stream) {
-  check_shape("forward", BH, T, HS);
-  flash_forward_kernel<<<dim3(T / kBlock, BH), kThreads, 0, stream>>>(out, lse, q, k, v, T, scale * kLog2e);
+HeadLayout HeadLayout::contiguous(int NH, int T) {
+  return {static_cast<long long>(NH) * T * kD, static_cast<long long>(T) * kD, kD};
+}
+HeadLayout HeadLayout::interleaved(int T, int row) {
+  return {static_cast<long long>(T) * row, kD, row};
+}
+
+void flash_attention_forward(bf16* out, HeadLayout out_layout, float* lse, const bf16* q, const bf16* k, const bf16* v,
+                             HeadLayout in_layout, int B, int NH, int T, int HS, float scale, cudaStream_t stream) {
+  check_shape("forward", B * NH, T, HS);
+  static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
+  (void)allowed;
+  flash_forward_kernel<<<dim3(T / kBlock, B * NH), kThreads, kForwardShared, stream>>>(
+      out, out_layout, lse, q, k, v, in_layout, NH, T, scale * kLog2e);
   check_launch("flash_attention_forward");
 }
 
@@ -325,15 +436,22 @@ void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int
   check_launch("attention_delta");
 }
 
-void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, const bf16* q, const bf16* k, const bf16* v,
-                              const bf16* dout, const float* lse, const float* delta, int BH, int T, int HS,
-                              float scale, cudaStream_t stream) {
-  check_shape("backward", BH, T, HS);
-  const dim3 grid(T / kBlock, BH);
-  flash_backward_dkdv_kernel<<<grid, kThreads, 0, stream>>>(dk, dv, q, k, v, dout, lse, delta, T, scale,
-                                                            scale * kLog2e);
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, HeadLayout grad_layout, const bf16* q, const bf16* k,
+                              const bf16* v, HeadLayout in_layout, const bf16* dout, HeadLayout out_layout,
+                              const float* lse, const float* delta, int B, int NH, int T, int HS, float scale,
+                              cudaStream_t stream) {
+  check_shape("backward", B * NH, T, HS);
+  static const bool allowed = (allow_shared(flash_backward_dkdv_kernel, kDkdvShared),
+                               allow_shared(flash_backward_dq_kernel, kDqShared), true);
+  (void)allowed;
+  const dim3 grid(T / kBlock, B * NH);
+  flash_backward_dkdv_kernel<<<grid, kThreads, kDkdvShared, stream>>>(dk, dv, grad_layout, q, k, v, in_layout, dout,
+                                                                      out_layout, lse, delta, NH, T, scale,
+                                                                      scale * kLog2e);
   check_launch("flash_attention_backward (dk, dv)");
-  flash_backward_dq_kernel<<<grid, kThreads, 0, stream>>>(dq, q, k, v, dout, lse, delta, T, scale, scale * kLog2e);
+  flash_backward_dq_kernel<<<grid, kThreads, kDqShared, stream>>>(dq, grad_layout, q, k, v, in_layout, dout,
+                                                                  out_layout, lse, delta, NH, T, scale,
+                                                                  scale * kLog2e);
   check_launch("flash_attention_backward (dq)");
 }
 
