@@ -4,7 +4,7 @@
 #   tests/gpu/ddp_vs_torch.sh [NGPU]      (after: source tests/gpu/env.sh on the GPU machine)
 # 1. ddp-kernel-tests: every kernel of phases/ddp/gpu/kernels against a CPU loop;
 # 2. gpuaccept-ddp on NGPU GPUs (default: all): one process per GPU under the local Slurm
-#    with srun --mpi=pmix, or alone without Slurm when NGPU is 1;
+#    (tests/gpu/local_slurm.sh starts it) with srun --mpi=pmix, or alone when NGPU is 1;
 # 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs
 #    (SKIP_TORCH=1 leaves it out).
 set -uo pipefail
@@ -15,6 +15,13 @@ mkdir -p "$OUT"
 BIN=${GPUACCEPT_BIN:-$root/build/bin}
 ngpu=${1:-$(nvidia-smi -L | grep -c '^GPU')}
 export NCCL_NVLS_ENABLE=0
+cd "$root"
+if [ "$ngpu" -gt 1 ]; then
+  want=$ngpu
+  source tests/gpu/local_slurm.sh >"$OUT/slurm.log" 2>&1 || { cat "$OUT/slurm.log"; exit 1; }
+  ngpu=$want
+  trap 'tests/cluster/down >/dev/null 2>&1' EXIT
+fi
 
 echo "=== kernel tests"
 "$BIN/ddp-kernel-tests" 2>&1 | tee "$OUT/ddp-kernel-tests.log" | tail -n 40
@@ -24,8 +31,8 @@ cfg=${DDP_CONFIG:-$here/ddp-gpu.yaml}
 if [ "$ngpu" -eq 1 ]; then
   timeout --kill-after=10 "${DDP_TIMEOUT:-300}" "$BIN/gpuaccept-ddp" --config "$cfg" --results "$OUT/results" --run-id ddp-1gpu >"$OUT/ddp.log" 2>&1
 else
-  srun -N1 -n"$ngpu" --mpi=pmix "$here/bind_local_gpu.sh" "$BIN/gpuaccept-ddp" --config "$cfg" \
-    --results "$OUT/results" --run-id "ddp-${ngpu}gpu" >"$OUT/ddp.log" 2>&1
+  timeout --kill-after=10 "${DDP_TIMEOUT:-300}" srun -N1 -n"$ngpu" --mpi=pmix "${bind[@]}" "$BIN/gpuaccept-ddp" \
+    --config "$cfg" --results "$OUT/results" --run-id "ddp-${ngpu}gpu" >"$OUT/ddp.log" 2>&1
 fi
 echo "exit code $?"
 grep -v '^\[.* r[1-9][0-9]*/' "$OUT/ddp.log" | tail -n 60

@@ -1,0 +1,34 @@
+# Sourced by the GPU scripts (tests/gpu/run, ddp_vs_torch.sh) on the GPU machine, after
+# tests/gpu/env.sh: starts the local Slurm (tests/cluster/up) as one node whose GRES are
+# this machine's GPUs, and sets
+#   ngpu   the GPUs nvidia-smi lists
+#   bind   how srun gives each task its own GPU: --gpus-per-task=1 where Slurm schedules the
+#          GRES, else tests/gpu/bind_local_gpu.sh (by SLURM_LOCALID; on the lent machines Slurm
+#          has never scheduled the GPU GRES, cause unknown)
+# Run from the repository root. tests/cluster/down stops it again.
+nvidia-smi -L
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+nvidia-smi topo -m 2>/dev/null | head -n $((ngpu + 2))
+last=$((ngpu - 1))
+export GPUACCEPT_CLUSTER_NODES=1 GPUACCEPT_CLUSTER_GRES="gpu:$ngpu"
+export GPUACCEPT_CLUSTER_GRES_CONF_LINES="Name=gpu File=/dev/nvidia[0-$last]"
+export GPUACCEPT_CLUSTER_CPUS=$(nproc) GPUACCEPT_CLUSTER_MEM=$(( $(free -m | awk '/Mem:/{print $2}') / 2 ))
+if ! exports=$(tests/cluster/up); then
+  echo "gpu: the local Slurm did not start; logs:" >&2
+  tail -n 30 /var/tmp/gpuaccept-cluster/log/*.log >&2
+  return 1 2>/dev/null || exit 1
+fi
+eval "$exports"
+sinfo -N -o '%N %G %c %m %T'
+if ! sinfo -h -N -o '%G' | grep -q gpu; then
+  echo "gpu: Slurm sees no GPU GRES; diagnostics:" >&2
+  cat "$GPUACCEPT_CLUSTER_DIR/etc/gres.conf" "$GPUACCEPT_CLUSTER_DIR/etc/slurm.conf" >&2
+  grep -i gres "$GPUACCEPT_CLUSTER_DIR"/log/slurmctld.log >&2
+  grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 20 >&2
+  scontrol show node | grep -i -E 'gres|NodeName|Reason' >&2
+fi
+bind=(--gpus-per-task=1)
+if ! sinfo -h -N -o '%G' | grep -q gpu; then
+  echo "gpu: no GPU GRES in Slurm: binding one GPU per task by SLURM_LOCALID instead" >&2
+  bind=(tests/gpu/bind_local_gpu.sh)
+fi
