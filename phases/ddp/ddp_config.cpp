@@ -57,6 +57,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.lr_warmup = non_negative(c, "ddp.lr_warmup", d.lr_warmup);
   d.grad_clip = non_negative(c, "ddp.grad_clip", d.grad_clip);
   d.flash_attention = c.get("ddp.flash_attention", d.flash_attention);
+  d.matmul_autotune = c.get("ddp.matmul_autotune", d.matmul_autotune);
   d.bucket_mib = non_negative(c, "ddp.bucket_mib", d.bucket_mib);
   d.data_vocab = positive(c, "ddp.data_vocab", d.data_vocab);
   if (d.data_vocab < 2 || d.data_vocab > preset_by_name(d.model).vocab)

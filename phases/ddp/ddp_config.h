@@ -30,6 +30,7 @@ struct DdpConfig {
   double grad_clip = 1.0;           // ddp.grad_clip: global-norm clipping; 0 = none
   bool flash_attention = true;      // ddp.flash_attention: fused attention where the shape allows
                                     // (heads of 64, seq_len a multiple of 64); false: GEMMs + softmax
+  bool matmul_autotune = true;      // ddp.matmul_autotune: time cuBLASLt's candidates per shape in step 1
   // Data parallelism
   double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
   // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file

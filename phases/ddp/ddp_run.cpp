@@ -190,7 +190,8 @@ void DdpPhase::train(const TokenSource& data) {
     rt = std::make_unique<Runtime>(world_, rt_options, std::move(setup));
 
     model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len,
-                                            gpu::ModelOptions{.flash_attention = config_.flash_attention});
+                                            gpu::ModelOptions{.flash_attention = config_.flash_attention,
+                                                              .matmul_autotune = config_.matmul_autotune});
     log_rank0("ddp: matmul epilogues in use: {}; attention: {}; {:.2f} GiB of model buffers", model->fusions(),
               model->attention(), static_cast<double>(model->device_bytes()) / (1ull << 30));
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);

@@ -50,7 +50,11 @@ const GptConfig& checked(const GptConfig& c, int B, int T) {
 }  // namespace
 
 GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
-    : config_(checked(config, B, T)), layout_(padded(config)), B_(B), T_(T) {
+    : config_(checked(config, B, T)),
+      layout_(padded(config)),
+      B_(B),
+      T_(T),
+      matmul_(std::size_t{32} << 20, options.matmul_autotune) {
   const long long L = config_.layers, C = config_.channels, NH = config_.heads;
   const long long N = static_cast<long long>(B) * T, Vp = layout_[Param::wte].shape[0];
   const long long NC = N * C, BHTT = B * NH * static_cast<long long>(T) * T;

@@ -36,6 +36,7 @@ std::vector<float> to_padded_master(const GptConfig& config, std::span<const dou
 struct ModelOptions {
   bool allow_fusion = true;     // cuBLASLt epilogues for the residual adds and GELU, where available
   bool flash_attention = true;  // fused attention (heads of 64, T a multiple of 64), else GEMMs + softmax
+  bool matmul_autotune = true;  // time cuBLASLt's candidate algorithms per shape (gpu/matmul.h)
 };
 
 class GptModel {

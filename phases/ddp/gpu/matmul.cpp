@@ -1,6 +1,7 @@
 #include "ddp/gpu/matmul.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,9 @@ namespace gpuaccept::ddp::gpu {
 struct Matmul::Plan {
   LtMatmulDesc desc{CUBLAS_COMPUTE_32F, CUDA_R_32F};
   std::unique_ptr<LtMatrixLayout> a, b, d;
-  cublasLtMatmulAlgo_t algo{};
+  cublasLtMatmulAlgo_t algo{};                        // the one in use
+  std::vector<cublasLtMatmulAlgo_t> candidates;      // heuristic's list, best guess first
+  bool timed = false;                                 // candidates timed on the real data
 };
 
 namespace {
@@ -29,7 +32,7 @@ std::unique_ptr<LtMatrixLayout> layout(cudaDataType_t type, int rows, int cols, 
 
 }  // namespace
 
-Matmul::Matmul(std::size_t workspace_bytes) : workspace_(workspace_bytes) {}
+Matmul::Matmul(std::size_t workspace_bytes, bool autotune) : workspace_(workspace_bytes), autotune_(autotune) {}
 Matmul::~Matmul() = default;
 
 Matmul::Plan* Matmul::plan(const GemmShape& s) {
@@ -65,16 +68,55 @@ Matmul::Plan* Matmul::plan(const GemmShape& s) {
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align);
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align);
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align);
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int returned = 0;
-  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref, 1,
-                                                        &result, &returned));
+  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref,
+                                                        kCandidates, results, &returned));
+  for (int i = 0; i < returned; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[i].algo);
   auto& slot = plans_[s.key()];
-  if (returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
-    p->algo = result.algo;
+  if (!p->candidates.empty()) {
+    p->algo = p->candidates.front();
     slot = std::move(p);
   }
   return slot.get();
+}
+
+// The heuristic's first guess is not always the fastest for a given shape: at the shape's
+// first call, each candidate runs a few times on the real operands and the fastest is kept
+// (one stream synchronisation per shape, in the first training step, which the timings
+// leave out). When D also accumulates into itself (gradients), the trials write into a
+// scratch matrix instead, so the real result is computed exactly once, by the chosen one.
+void Matmul::choose_algorithm(Plan& p, const GemmShape& s, const void* a, const void* b, void* d, const void* c,
+                              cudaStream_t stream) {
+  p.timed = true;
+  if (p.candidates.size() < 2) return;
+  const std::size_t d_elements = static_cast<std::size_t>(s.batch - 1) * s.stride_d + static_cast<std::size_t>(s.ldd) * s.n;
+  const std::size_t d_bytes = d_elements * (s.fp32_out ? sizeof(float) : sizeof(bf16));
+  void* out = d;
+  const void* in = c ? c : d;
+  if (s.accumulate && in == d) {  // not idempotent: trials go to scratch
+    if (scratch_.bytes() < d_bytes) scratch_ = DeviceBuffer<char>(d_bytes);
+    out = scratch_.get();
+    in = scratch_.get();
+  }
+  const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
+  CudaEvent start, stop;
+  float best_ms = 0;
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < p.candidates.size(); ++i) {
+    auto launch = [&] {
+      return cublasLtMatmul(handle_, p.desc, &alpha, a, *p.a, b, *p.b, &beta, in, *p.d, out, *p.d, &p.candidates[i],
+                            workspace_.get(), workspace_.bytes(), stream);
+    };
+    if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate that refuses is skipped
+    start.record(stream);
+    for (int r = 0; r < kTrials; ++r) GPUACCEPT_CUBLAS_CHECK(launch());
+    stop.record(stream);
+    const float ms = stop.elapsed_ms_since(start);
+    if (best_ms == 0 || ms < best_ms) best_ms = ms, best = i;
+  }
+  p.algo = p.candidates[best];
 }
 
 bool Matmul::supports(const GemmShape& s) { return plan(s) != nullptr; }
@@ -90,6 +132,7 @@ void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, cons
     p->desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   if (s.epilogue == Epilogue::GeluAuxBias || s.epilogue == Epilogue::DGelu)
     p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<void*>(aux));
+  if (!p->timed && autotune_) choose_algorithm(*p, s, a, b, d, c, stream);
   const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
   const cublasStatus_t rc = cublasLtMatmul(handle_, p->desc, &alpha, a, *p->a, b, *p->b, &beta, c ? c : d, *p->d, d,
                                            *p->d, &p->algo, workspace_.get(), workspace_.bytes(), stream);

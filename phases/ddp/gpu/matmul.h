@@ -48,7 +48,8 @@ struct GemmShape {
 
 class Matmul {
  public:
-  explicit Matmul(std::size_t workspace_bytes = std::size_t{32} << 20);
+  // autotune: time the heuristic's candidates at each shape's first call (matmul.cpp).
+  explicit Matmul(std::size_t workspace_bytes = std::size_t{32} << 20, bool autotune = true);
   ~Matmul();
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
@@ -82,10 +83,16 @@ class Matmul {
 
  private:
   struct Plan;
+  static constexpr int kCandidates = 8;  // heuristic results considered per shape
+  static constexpr int kTrials = 3;      // timed runs of each
   Plan* plan(const GemmShape& s);  // nullptr when cuBLASLt has no algorithm
+  void choose_algorithm(Plan& p, const GemmShape& s, const void* a, const void* b, void* d, const void* c,
+                        cudaStream_t stream);
 
   CublasLtHandle handle_;
   DeviceBuffer<char> workspace_;
+  bool autotune_;
+  DeviceBuffer<char> scratch_;  // trial output for matmuls that accumulate into D
   std::map<decltype(GemmShape{}.key()), std::unique_ptr<Plan>> plans_;
 };
 
