@@ -6,13 +6,6 @@ namespace gpuaccept::smoke {
 
 namespace {
 
-template <typename T>
-T positive(const Config& c, const char* key, T fallback) {
-  const T v = c.get<T>(key, fallback);
-  if (!(v > T{})) throw c.error_at(c.find(key), key, fmt::format("must be positive, got {}", v));
-  return v;
-}
-
 GemmDtype dtype_at(const Config& c, const YAML::Node& n, const std::string& key) {
   const auto name = c.as<std::string>(n, key);
   if (auto t = parse_gemm_dtype(name)) return *t;
@@ -27,8 +20,8 @@ SmokeConfig load_smoke_config(const Config& c) {
   s.require_exclusive_cpus = c.get("smoke.require_exclusive_cpus", s.require_exclusive_cpus);
   s.require_numa_affinity = c.get("smoke.require_numa_affinity", s.require_numa_affinity);
   s.fs_dir = c.get("smoke.fs_dir", s.fs_dir);
-  s.fs_metadata_files = positive(c, "smoke.fs_metadata_files", s.fs_metadata_files);
-  s.fs_stream_bytes = positive(c, "smoke.fs_stream_bytes", s.fs_stream_bytes);
+  s.fs_metadata_files = c.get_positive("smoke.fs_metadata_files", s.fs_metadata_files);
+  s.fs_stream_bytes = c.get_positive("smoke.fs_stream_bytes", s.fs_stream_bytes);
   s.max_temperature_c = c.get_optional<int>("smoke.max_temperature_c");
   s.nvlink_error_threshold = c.get("smoke.nvlink_error_threshold", s.nvlink_error_threshold);
   s.skip_gpu_benchmarks = c.get("smoke.skip_gpu_benchmarks", s.skip_gpu_benchmarks);
@@ -44,21 +37,21 @@ SmokeConfig load_smoke_config(const Config& c) {
     s.gemm_dtypes.clear();
     for (const auto& t : types) s.gemm_dtypes.push_back(dtype_at(c, t, "smoke.gemm_dtypes"));
   }
-  s.gemm_repeats = positive(c, "smoke.gemm_repeats", s.gemm_repeats);
-  s.gemm_algos = positive(c, "smoke.gemm_algos", s.gemm_algos);
+  s.gemm_repeats = c.get_positive("smoke.gemm_repeats", s.gemm_repeats);
+  s.gemm_algos = c.get_positive("smoke.gemm_algos", s.gemm_algos);
   s.gemm_workspace_bytes = c.get("smoke.gemm_workspace_bytes", s.gemm_workspace_bytes);
-  s.gemm_verify_rows = positive(c, "smoke.gemm_verify_rows", s.gemm_verify_rows);
+  s.gemm_verify_rows = c.get_positive("smoke.gemm_verify_rows", s.gemm_verify_rows);
   s.warmup_ms = c.get("smoke.warmup_ms", s.warmup_ms);
-  s.min_sample_ms = positive(c, "smoke.min_sample_ms", s.min_sample_ms);
-  s.memory_bytes = positive(c, "smoke.memory_bytes", s.memory_bytes);
-  s.memory_repeats = positive(c, "smoke.memory_repeats", s.memory_repeats);
-  s.host_bytes = positive(c, "smoke.host_bytes", s.host_bytes);
-  s.peer_bytes = positive(c, "smoke.peer_bytes", s.peer_bytes);
+  s.min_sample_ms = c.get_positive("smoke.min_sample_ms", s.min_sample_ms);
+  s.memory_bytes = c.get_positive("smoke.memory_bytes", s.memory_bytes);
+  s.memory_repeats = c.get_positive("smoke.memory_repeats", s.memory_repeats);
+  s.host_bytes = c.get_positive("smoke.host_bytes", s.host_bytes);
+  s.peer_bytes = c.get_positive("smoke.peer_bytes", s.peer_bytes);
   s.require_peer_access = c.get("smoke.require_peer_access", s.require_peer_access);
   s.sustained_seconds = c.get("smoke.sustained_seconds", s.sustained_seconds);
   if (s.sustained_seconds < 0)
     throw c.error_at(c.find("smoke.sustained_seconds"), "smoke.sustained_seconds", "must be 0 (skip) or more");
-  s.sustained_size = positive(c, "smoke.sustained_size", s.sustained_size);
+  s.sustained_size = c.get_positive("smoke.sustained_size", s.sustained_size);
   if (s.sustained_size % 16 != 0)
     throw c.error_at(c.find("smoke.sustained_size"), "smoke.sustained_size", "must be a multiple of 16");
   if (const YAML::Node t = c.find("smoke.sustained_dtype"); t.IsDefined() && !t.IsNull())

@@ -39,6 +39,21 @@ class Config {
     return as<T>(n, dotted_key);
   }
 
+  // As get(), for values that must be > 0 (get_positive) or >= 0 (get_non_negative): anything
+  // else throws InputError naming the file, line and key.
+  template <typename T>
+  T get_positive(std::string_view dotted_key, T fallback) const {
+    const T v = get<T>(dotted_key, fallback);
+    if (!(v > T{})) throw error_at(find(dotted_key), dotted_key, fmt::format("must be positive, got {}", v));
+    return v;
+  }
+  template <typename T>
+  T get_non_negative(std::string_view dotted_key, T fallback) const {
+    const T v = get<T>(dotted_key, fallback);
+    if (v < T{}) throw error_at(find(dotted_key), dotted_key, fmt::format("must not be negative, got {}", v));
+    return v;
+  }
+
   template <typename T>
   std::optional<T> get_optional(std::string_view dotted_key) const {
     const YAML::Node n = find(dotted_key);

@@ -28,3 +28,15 @@ TEST_CASE("malformed YAML names file and line", "[config]") {
   CHECK_THROWS_WITH(Config::parse("- just\n- a list\n", "list.yaml"), Catch::Contains("list.yaml:1"));
   CHECK_THROWS_WITH(Config::load("/nonexistent/gpuaccept.yaml"), Catch::Contains("/nonexistent/gpuaccept.yaml"));
 }
+
+TEST_CASE("positive and non-negative values are checked with file, line and key", "[config]") {
+  const Config c = Config::parse("smoke:\n  repeats: 0\n  seconds: -2.5\n  size: 8\n", "configs/y.yaml");
+  CHECK(c.get_positive("smoke.size", 1) == 8);
+  CHECK(c.get_positive("smoke.absent", 7) == 7);
+  CHECK(c.get_non_negative("smoke.repeats", 3) == 0);
+  CHECK_THROWS_WITH(c.get_positive("smoke.repeats", 3),
+                    Catch::Contains("configs/y.yaml:2") && Catch::Contains("smoke.repeats") &&
+                        Catch::Contains("must be positive"));
+  CHECK_THROWS_WITH(c.get_non_negative("smoke.seconds", 1.0),
+                    Catch::Contains("configs/y.yaml:3") && Catch::Contains("must not be negative"));
+}
