@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "cuda/cuda_check.h"
+#include "cuda/rank_device.h"
 #include "ddp/cpu_reference.h"
 #include "ddp/gradient_check.h"
 #include "ddp/gpu/gpt_model.h"
@@ -25,32 +26,6 @@ namespace {
 
 using nccl_scaling::Fault;
 using nccl_scaling::Runtime;
-
-struct Device {
-  int index = -1;
-  std::string name, reason;
-};
-
-Device select_device(const World& world) {
-  Device d;
-  int count = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    d.reason = e != cudaSuccess ? fmt::format("no CUDA device: {}", cudaGetErrorString(e))
-                                : "no CUDA device: none visible to this process";
-    return d;
-  }
-  // Slurm gives each task its own GPU (one visible); otherwise local rank i takes GPU i.
-  if (count > 1 && world.local_size() > count) {
-    d.reason = fmt::format("{} ranks on this node but only {} GPUs visible", world.local_size(), count);
-    return d;
-  }
-  d.index = count == 1 ? 0 : world.local_rank();
-  GPUACCEPT_CUDA_CHECK(cudaSetDevice(d.index));
-  cudaDeviceProp prop{};
-  GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, d.index));
-  d.name = prop.name;
-  return d;
-}
 
 std::vector<int> all_ranks(int size) {
   std::vector<int> r(static_cast<std::size_t>(size));
@@ -76,7 +51,7 @@ class DdpPhase {
   World& world_;
   const DdpConfig& config_;
   ResultWriter& results_;
-  Device device_;
+  RankDevice device_;
   std::string stage_ = "setup";
   int steps_done_ = 0;
 
@@ -93,7 +68,7 @@ void DdpPhase::skip_all(const std::string& why) {
 }
 
 void DdpPhase::run() {
-  device_ = select_device(world_);
+  device_ = choose_rank_device(world_);
   if (device_.index < 0) {
     log_rank0("ddp: SKIP: {}", device_.reason);
     skip_all(device_.reason);

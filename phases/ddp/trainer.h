@@ -51,7 +51,6 @@ class Trainer {
 
   // This rank's master weights, copied to the host (after a run).
   std::vector<float> master_weights();
-  cudaStream_t stream() const { return stream_.get(); }
 
  private:
   gpu::GptModel& model_;

@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "cuda/cuda_check.h"
+#include "cuda/rank_device.h"
 #include "hw/gpu_inventory.h"
 #include "hw/host_inventory.h"
 #include "nccl-scaling/nccl_env.h"
@@ -75,28 +76,15 @@ bool same_pci(const std::string& a, const std::string& b) {
 RankInfo describe_rank(World& world) {
   RankInfo me;
   me.host = world.hostname();
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    me.error = fmt::format("no CUDA device: {}", cudaGetErrorString(e));
+  const RankDevice device = choose_rank_device(world);
+  if (device.index < 0) {
+    me.error = device.reason;
     return me;
   }
-  if (count == 0) {
-    me.error = "no CUDA device: none visible to this process";
-    return me;
-  }
-  if (count > 1 && world.local_size() > count) {
-    me.error = fmt::format("config: {} ranks on {} but {} GPUs visible to each: run one rank per GPU", world.local_size(),
-                           me.host, count);
-    return me;
-  }
-  // Slurm's --gpus-per-task=1 leaves one visible GPU per rank; otherwise rank i takes GPU i
-  // (nccl-tests' localRank binding).
-  me.device = count == 1 ? 0 : world.local_rank();
-  GPUACCEPT_CUDA_CHECK(cudaSetDevice(me.device));
+  me.device = device.index;
+  me.name = device.name;
   cudaDeviceProp prop{};
   GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, me.device));
-  me.name = prop.name;
   me.uuid = format_uuid(prop.uuid);
   me.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
   GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&me.mem_free, &me.mem_total));

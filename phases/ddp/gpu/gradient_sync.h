@@ -20,15 +20,11 @@ class GradientSync {
 
   // The communicator of the next steps (nullptr: training alone, nothing to reduce).
   void set_comm(ncclComm_t comm) { comm_ = comm; }
-  ncclComm_t comm() const { return comm_; }
 
   // From backward()'s layer_done hook: launches every bucket that is complete now.
   void layer_done(int layer, cudaStream_t compute);
   // `compute` waits until every bucket launched this step is reduced.
   void join(cudaStream_t compute);
-
-  cudaStream_t stream() const { return stream_.get(); }
-  const std::vector<GradBucket>& buckets() const { return buckets_; }
 
  private:
   std::vector<GradBucket> buckets_;
