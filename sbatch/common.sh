@@ -39,8 +39,10 @@ run_phase() {
   "${step[@]}" "$binary" --results "$GPUACCEPT_RESULTS" --config "$GPUACCEPT_CONFIG" "$@"
   local rc=$?
   echo "gpuaccept: phase $phase ended with exit code $rc at $(date -u +%FT%TZ)"
-  # srun takes every rank down when one is killed by a signal, so nobody wrote the phase
-  # file: assemble it from the ranks' checkpoints, with the failure recorded.
+  # A rank killed by a signal takes every rank down: Slurm's mpi/pmix plugin kills the whole
+  # step when PMIx reports a lost client (its _errhandler calls slurm_kill_job_step), whatever
+  # --kill-on-bad-exit says. Nobody wrote the phase file then: assemble it from the ranks'
+  # checkpoints, with the failure recorded.
   if [ "$rc" -ne 0 ] && [ -x "$GPUACCEPT_BIN/gpuaccept-salvage" ]; then
     "$GPUACCEPT_BIN/gpuaccept-salvage" --phase "$phase" --results "$GPUACCEPT_RESULTS" \
       --ranks $(( ${SLURM_JOB_NUM_NODES:-1} * GPUACCEPT_TASKS_PER_NODE )) \

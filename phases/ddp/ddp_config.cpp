@@ -10,6 +10,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
   app.add_option("--seq-len", f.seq_len, "sequence length (ddp.seq_len)");
   app.add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step (ddp.grad_accum)");
   app.add_option("--steps", f.steps, "optimizer steps of the training run (ddp.steps)");
+  add_debug_fault_flags(app, f.debug_fault);  // tests/gpu/ranks_on_one_gpu.sh
 }
 
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
@@ -56,6 +57,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.scaling_steps = c.get_non_negative("ddp.scaling_steps", d.scaling_steps);
   d.step_timeout_s = c.get_positive("ddp.step_timeout_s", d.step_timeout_s);
   d.peak_tflops = c.get_non_negative("ddp.peak_tflops", d.peak_tflops);
+  d.debug_fault = f.debug_fault;
   return d;
 }
 

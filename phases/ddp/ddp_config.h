@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/debug_fault.h"
 #include "config/config.h"
 #include "ddp/gpt_config.h"
 
@@ -48,12 +49,14 @@ struct DdpConfig {
   // Limits
   double step_timeout_s = 300;      // ddp.step_timeout_s: a step (or collective) that takes longer is a hang
   double peak_tflops = 0;           // ddp.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model
+  DebugFault debug_fault;           // hidden flags only: a rank dies or hangs in the all-GPU run
 };
 
 // Flags for the values an operator changes most; applied over the config by load_ddp_config.
 struct DdpFlags {
   std::string model;
   int micro_batch = 0, seq_len = 0, grad_accum = 0, steps = 0;
+  DebugFault debug_fault;
 };
 void add_ddp_flags(CLI::App& app, DdpFlags& flags);
 

@@ -2,22 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/log.h"
 #include "cuda/cuda_check.h"
 #include "cuda/rank_device.h"
+#include "ddp/arrival_progress.h"
 #include "ddp/cpu_reference.h"
 #include "ddp/gradient_check.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/run_summary.h"
 #include "ddp/token_source.h"
 #include "ddp/trainer.h"
+#include "nccl-scaling/rank_info.h"
 #include "nccl-scaling/runtime.h"
 
 namespace gpuaccept::ddp {
@@ -56,9 +60,11 @@ class DdpPhase {
   int steps_done_ = 0;
 
   void skip_all(const std::string& why);
+  void check_gpu_sharing();
   void gradient_check();
   void train(const TokenSource& data);
-  void handle_fault(const std::string& what, Runtime* rt);
+  void handle_fault(const std::string& what, const Fault* fault, Runtime* rt);
+  std::string who_did_not_arrive(const Fault& fault, Runtime& rt) const;
   const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 };
 
@@ -74,6 +80,7 @@ void DdpPhase::run() {
     skip_all(device_.reason);
     return;
   }
+  check_gpu_sharing();
   if (config_.gradient_check) gradient_check();
   else results_.check("gradient_check", Status::Skip, "ddp.gradient_check is false");
   results_.checkpoint();
@@ -86,6 +93,28 @@ void DdpPhase::run() {
             config_.model, parameter_count(model), config_.micro_batch, config_.seq_len, config_.grad_accum,
             data->describe());
   train(*data);
+}
+
+// Ranks on one GPU: NCCL refuses them at init (the training record then says so), unless
+// each rank has its own NCCL_HOSTID (tests/gpu/ranks_on_one_gpu.sh); then training runs,
+// but its throughput is not a GPU's, and a FAIL says why.
+void DdpPhase::check_gpu_sharing() {
+  nccl_scaling::RankInfo me;
+  me.host = world_.hostname();
+  if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
+  me.device = device_.index;
+  me.name = device_.name;
+  me.uuid = device_.uuid;
+  me.pci_bus_id = device_.pci_bus_id;
+  std::vector<nccl_scaling::RankInfo> all;
+  for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
+    all.push_back(nlohmann::json::parse(text).get<nccl_scaling::RankInfo>());
+  const nccl_scaling::GpuSharing sharing = nccl_scaling::find_gpu_sharing(all);
+  if (!sharing.refused.empty()) log_rank0("ddp: {}", sharing.refused);
+  else if (!sharing.joined.empty() && world_.rank() == 0) {
+    results_.check("gpu_sharing", Status::Fail, sharing.joined);
+    log_rank0("ddp: gpu_sharing FAIL: {}", sharing.joined);
+  }
 }
 
 void DdpPhase::gradient_check() {
@@ -176,7 +205,8 @@ void DdpPhase::train(const TokenSource& data) {
 
     // 2. Training on every GPU.
     stage_ = "training on all GPUs";
-    TrainSpec all{"all", rt->world_comm().get(), all_ranks(W), config_.steps, shards_of(rank, config_.grad_accum), true};
+    TrainSpec all{"all", rt->world_comm().get(), all_ranks(W), config_.steps, shards_of(rank, config_.grad_accum), true,
+                  &config_.debug_fault};
     const TrainRun main_run = trainer->run(all);
     steps_done_ = static_cast<int>(main_run.steps.size());
     summary.record_training(main_run);
@@ -239,36 +269,39 @@ void DdpPhase::train(const TokenSource& data) {
     world_.barrier();
     if (rank == 0) ArrivalBoard(arrivals, 0, "").remove();  // nobody writes heartbeats any more
   } catch (const Fault& f) {
-    handle_fault(f.what(), rt.get());
+    handle_fault(f.what(), &f, rt.get());
     abandon();
   } catch (const std::exception& e) {
     // A failed CUDA/cuBLAS/NCCL call (CallError) or a kernel launch: the same way out, so the
     // other ranks are told instead of waiting for their deadline in a collective.
-    handle_fault(e.what(), rt.get());
+    handle_fault(e.what(), nullptr, rt.get());
     abandon();
   }
 }
 
-void DdpPhase::handle_fault(const std::string& what, Runtime* rt) {
-  log_error("ddp stops during {} after {} steps: {}", stage_, steps_done_, what);
+void DdpPhase::handle_fault(const std::string& what, const Fault* fault, Runtime* rt) {
+  log_error("ddp stops during {}: {}", stage_, what);
+  std::string who;
   if (rt) {
     rt->acknowledge_fault();
+    if (fault) who = who_did_not_arrive(*fault, *rt);
+    if (!who.empty()) log_error("{}", who);
     auto g = rt->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
     rt->abort_all();
     rt->board().raise_abort(fmt::format("rank {} ({}): {}", world_.rank(), world_.hostname(), what));
   }
   // What this rank completed of the run that broke: its own loss per step.
-  std::string completed = "no run had started";
+  std::string completed = "no training run had started";
   if (trainer_) {
     const TrainRun& run = trainer_->progress();
-    completed = fmt::format("run '{}' completed {} steps", run.label, run.steps.size());
+    completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
+    if (run.label != "all") completed += fmt::format(", the all-GPU run {}", steps_done_);
     for (const StepRecord& s : run.steps)
       results_.measure("loss_curve", "loss", s.loss, "nats",
                        {{"step", std::to_string(s.step)}, {"run", run.label}, {"scope", "this rank"}});
   }
   results_.check("training", Status::Fail,
-                 fmt::format("stopped during {} ({}; the all-GPU run had completed {} steps): {}", stage_, completed,
-                             steps_done_, what));
+                 fmt::format("stopped during {} ({}): {}{}", stage_, completed, what, who.empty() ? "" : "; " + who));
   try {
     results_.checkpoint();
   } catch (const std::exception& e) {
@@ -283,6 +316,19 @@ void DdpPhase::handle_fault(const std::string& what, Runtime* rt) {
     std::_Exit(1);
   }).detach();
   if (rt) rt->abandon();
+}
+
+// After a fault in a step: which ranks of its communicator had not reached it, read from
+// the arrival board (no collective: one would hang). Empty when the wait had no step.
+std::string DdpPhase::who_did_not_arrive(const Fault& fault, Runtime& rt) const {
+  const nccl_scaling::WaitContext& wait = fault.context();
+  if (wait.target < 0 || wait.members.empty()) return {};
+  // Dead: silent for two heartbeat periods (a live rank's watchdog thread writes on).
+  const double dead_after_s = 2 * rt.options().heartbeat_s + 1;
+  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, nccl_scaling::unix_now(),
+                                dead_after_s);
+  std::erase_if(laggards, [&](const Laggard& l) { return l.rank == world_.rank(); });
+  return describe_fault_laggards(laggards, fault.waited_s(), dead_after_s, describe_arrival_progress);
 }
 
 }  // namespace

@@ -141,11 +141,12 @@ void RunSummary::record_replicas(const std::vector<float>& weights) {
   for (std::size_t r = 0; r < hashes.size(); ++r)
     if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
       differ.push_back(static_cast<int>(r));
-  ctx_.results.check("replicas", differ.empty() ? Status::Pass : Status::Fail,
-                     differ.empty()
-                         ? fmt::format("all {} ranks hold bitwise identical weights (hash {:016x} of {} values)",
-                                       hashes.size(), std::bit_cast<std::uint64_t>(h), weights.size())
-                         : fmt::format("ranks {} hold weights that differ from rank 0's", fmt::join(differ, ", ")));
+  const Record& r = ctx_.results.check(
+      "replicas", differ.empty() ? Status::Pass : Status::Fail,
+      differ.empty() ? fmt::format("all {} ranks hold bitwise identical weights (hash {:016x} of {} values)",
+                                   hashes.size(), std::bit_cast<std::uint64_t>(h), weights.size())
+                     : fmt::format("ranks {} hold weights that differ from rank 0's", fmt::join(differ, ", ")));
+  log_rank0("ddp: replicas {}: {}", to_string(r.status), r.message);
 }
 
 void RunSummary::record_equivalence(const TrainRun& solo) {
@@ -179,6 +180,7 @@ void RunSummary::record_scaling() {
                          {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone", it->second, to,
                                single->second);
+    log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%", to, 100.0 * it->second / single->second);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
+#include "ddp/arrival_progress.h"
 
 namespace gpuaccept::ddp {
 
@@ -74,6 +75,8 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   Progress progress(spec.steps);
   const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
   for (int s = 1; s <= spec.steps; ++s) {
+    if (spec.fault)
+      inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("ddp {} step {}", spec.label, s));
     const StepRecord r = step(spec, s);
     run.steps.push_back(r);
     if (spec.log_progress)
@@ -99,8 +102,9 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const int micro = static_cast<int>(spec.shards.size());
   const std::size_t N = model_.tokens_per_micro_batch();
   const float dloss = 1.0f / static_cast<float>(N * static_cast<std::size_t>(micro));
-  const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, -1};
-  runtime_.arrive(step_index);
+  const long long progress = arrival_progress(spec.label, step_index);
+  const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, progress};
+  runtime_.arrive(progress);
 
   // Host: this step's batches into pinned memory (the previous step has finished with it).
   for (int m = 0; m < micro; ++m) {

@@ -12,6 +12,7 @@
 
 #include <nccl.h>
 
+#include "common/debug_fault.h"
 #include "cuda/cuda_handles.h"
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
@@ -36,6 +37,7 @@ struct TrainSpec {
   int steps = 1;
   std::vector<int> shards;  // data shards, one micro-batch each per optimizer step
   bool log_progress = false;
+  const DebugFault* fault = nullptr;  // injected into this run (tests/gpu fault tests); nullptr: none
 };
 
 class Trainer {

@@ -74,9 +74,7 @@ void add_cli_options(CLI::App& app, CliValues& v) {
   keep(app.add_flag("--nonblocking", v.nonblocking, "nonblocking NCCL communicators (costs small-message latency)"));
   keep(app.add_option("--checkpoint-interval", v.checkpoint_interval_s, "seconds between results checkpoints [5]"));
   // Fault injection for the kill test (tests/gpu/nccl_kill.sh); not for operators.
-  keep(app.add_option("--debug-kill-rank", v.debug_kill_rank)->group(""));
-  keep(app.add_option("--debug-kill-after-steps", v.debug_kill_after_steps)->group(""));
-  keep(app.add_option("--debug-hang-rank", v.debug_hang_rank)->group(""));
+  add_debug_fault_flags(app, v.debug_fault);
 }
 
 std::optional<std::size_t> parse_size(std::string_view text) {
@@ -203,9 +201,7 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   else if (auto v = config.get_optional<bool>("nccl.nonblocking")) o.nonblocking = *v;
   r.pick(o.checkpoint_interval_s, "--checkpoint-interval", cli.checkpoint_interval_s, "nccl.checkpoint_interval_s");
   if (auto v = config.get_optional<double>("nccl.heartbeat_s")) o.heartbeat_s = *v;
-  o.debug_kill_rank = cli.debug_kill_rank;
-  o.debug_kill_after_steps = cli.debug_kill_after_steps;
-  o.debug_hang_rank = cli.debug_hang_rank;
+  o.debug_fault = cli.debug_fault;
 
   std::vector<std::string> all_names;
   for (const auto* c : all_collectives()) all_names.emplace_back(c->name);

@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/debug_fault.h"
 #include "config/config.h"
 #include "nccl-scaling/dtype.h"
 
@@ -48,10 +49,7 @@ struct Options {
   bool nonblocking = false;            // ncclConfig_t.blocking = 0 (see README: the cost)
   double checkpoint_interval_s = 5;    // results checkpoints at most this often (0: every size)
   double heartbeat_s = 5;              // arrival-board heartbeat period
-  // Hidden fault injection for tests/gpu/nccl_kill.sh.
-  int debug_kill_rank = -1;
-  long debug_kill_after_steps = -1;
-  int debug_hang_rank = -1;
+  DebugFault debug_fault;  // hidden fault injection for tests/gpu/nccl_kill.sh
 };
 
 // Flag values as parsed; `given` tells which flags were on the command line.
@@ -61,8 +59,7 @@ struct CliValues {
   double timeout_s = 0, pair_outlier_pct = 0, checkpoint_interval_s = 0;
   std::vector<std::string> collectives, dtypes, scales;
   bool nonblocking = false;
-  int debug_kill_rank = -1, debug_hang_rank = -1;
-  long debug_kill_after_steps = -1;
+  DebugFault debug_fault;
   std::vector<const CLI::Option*> options;  // filled by add_cli_options
   bool given(std::string_view long_name) const;
 };

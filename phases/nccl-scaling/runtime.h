@@ -68,7 +68,6 @@ class Runtime {
     int max_group = 1;             // largest communicator (stats gather buffer)
     std::filesystem::path arrivals_dir;
     bool create_abort_file = false;  // rank 0
-    std::function<std::string(long long)> describe_progress;
     // The watchdog's last resort, from its thread, when the main thread stays stuck.
     std::function<void(const std::string& what)> last_resort;
   };

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/debug_fault.h"
 #include "common/log.h"
 #include "cuda/cuda_check.h"
 #include "cuda/rank_device.h"
@@ -23,44 +23,9 @@ namespace gpuaccept::nccl_scaling {
 
 using nlohmann::json;
 
-// RankInfo through World as JSON (in RankInfo's namespace, for nlohmann's lookup).
-void to_json(json& j, const RankInfo& r) {
-  j = {{"host", r.host},           {"error", r.error},       {"device", r.device},
-       {"name", r.name},           {"uuid", r.uuid},         {"pci_bus_id", r.pci_bus_id},
-       {"mem_free", r.mem_free},   {"mem_total", r.mem_total}, {"known", r.links.known},
-       {"nvml_index", r.links.nvml_index}, {"nvswitch", r.links.nvswitch},
-       {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}};
-}
-
-void from_json(const json& j, RankInfo& r) {
-  r.host = j.at("host");
-  r.error = j.at("error");
-  r.device = j.at("device");
-  r.name = j.at("name");
-  r.uuid = j.at("uuid");
-  r.pci_bus_id = j.at("pci_bus_id");
-  r.mem_free = j.at("mem_free");
-  r.mem_total = j.at("mem_total");
-  r.links.known = j.at("known");
-  r.links.nvml_index = j.at("nvml_index");
-  r.links.nvswitch = j.at("nvswitch");
-  r.links.nvlink_peers = j.at("nvlink_peers").get<std::vector<int>>();
-  r.links.ib = j.at("ib");
-}
-
 namespace {
 
 constexpr std::size_t kGiB = std::size_t{1} << 30;
-
-std::string format_uuid(const cudaUUID_t& u) {
-  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += fmt::format("{:02x}", b[i]);
-  }
-  return s;
-}
 
 // NVML "00000000:1B:00.0" vs CUDA "0000:1b:00.0": the bus, device and function decide.
 bool same_pci(const std::string& a, const std::string& b) {
@@ -76,6 +41,7 @@ bool same_pci(const std::string& a, const std::string& b) {
 RankInfo describe_rank(World& world) {
   RankInfo me;
   me.host = world.hostname();
+  if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
   const RankDevice device = choose_rank_device(world);
   if (device.index < 0) {
     me.error = device.reason;
@@ -83,10 +49,8 @@ RankInfo describe_rank(World& world) {
   }
   me.device = device.index;
   me.name = device.name;
-  cudaDeviceProp prop{};
-  GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, me.device));
-  me.uuid = format_uuid(prop.uuid);
-  me.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+  me.uuid = device.uuid;
+  me.pci_bus_id = device.pci_bus_id;
   GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&me.mem_free, &me.mem_total));
 
   const GpuInventory inv = read_gpu_inventory();
@@ -217,19 +181,16 @@ bool Sweep::check_devices() {
     return false;
   }
   // Two ranks on one GPU: NCCL would fail ("Duplicate GPU detected"); say which.
-  for (int a = 0; a < world_.size(); ++a)
-    for (int b = a + 1; b < world_.size(); ++b) {
-      const auto& x = infos_[static_cast<std::size_t>(a)];
-      const auto& y = infos_[static_cast<std::size_t>(b)];
-      if (x.host == y.host && x.uuid == y.uuid) {
-        const std::string why = fmt::format(
-            "ranks {} and {} on {} share GPU {} ({}): bind one GPU per rank (srun --gpus-per-task=1)", a, b, x.host,
-            x.uuid, x.pci_bus_id);
-        if (rank_ == 0) job_record("phase", Status::Error, why, {});
-        log_rank0("{}", why);
-        return false;
-      }
-    }
+  const GpuSharing sharing = find_gpu_sharing(infos_);
+  if (!sharing.refused.empty()) {
+    if (rank_ == 0) job_record("phase", Status::Error, sharing.refused, {});
+    log_rank0("{}", sharing.refused);
+    return false;
+  }
+  if (!sharing.joined.empty()) {  // measured, but not acceptable as this GPU's figures
+    if (rank_ == 0) job_record("gpu_sharing", Status::Fail, sharing.joined, {});
+    log_rank0("{}", sharing.joined);
+  }
   if (world_.size() < 2) {
     log_rank0("nothing to measure: one GPU only");
     record_skips("one GPU only");
@@ -319,7 +280,7 @@ std::string Sweep::describe_progress(long long progress) const {
 std::string Sweep::transport_of(const std::vector<int>& members) const {
   std::vector<RankLinks> links;
   for (const auto& i : infos_) links.push_back(i.links);
-  return classify_transport(members, topo_, links, net_env_);
+  return classify_transport(members, nccl_hosts(infos_), links, net_env_);
 }
 
 // ---------------------------------------------------------------- run
@@ -350,7 +311,6 @@ void Sweep::run() {
     setup.max_group = world_.size();
     setup.arrivals_dir = ctx_.results.run_dir() / (ctx_.results.phase() + ".arrivals");
     setup.create_abort_file = rank_ == 0;
-    setup.describe_progress = [this](long long p) { return describe_progress(p); };
     setup.last_resort = [this](const std::string& why) { last_resort(why); };
     rt_ = std::make_unique<Runtime>(world_, opts_, std::move(setup));
     bench_ = std::make_unique<Bench>(*rt_);
@@ -386,17 +346,7 @@ void Sweep::run() {
 // ---------------------------------------------------------------- steps
 
 void Sweep::begin_step(const WaitContext& ctx) {
-  if (opts_.debug_kill_after_steps == step_) {
-    if (opts_.debug_kill_rank == rank_) {
-      log_error("debug: SIGKILL before {}", describe_progress(2 * step_));
-      std::fflush(nullptr);
-      std::raise(SIGKILL);
-    }
-    if (opts_.debug_hang_rank == rank_) {
-      log_error("debug: hanging before {} (heartbeats go on)", describe_progress(2 * step_));
-      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-    }
-  }
+  inject_debug_fault(opts_.debug_fault, rank_, step_, describe_progress(2 * step_));
   current_ = ctx;
   current_.target = 2 * step_;
   step_started_ = WatchClock::now();
@@ -614,14 +564,8 @@ void Sweep::handle_fault(const Fault& f) {
     records = records && first == rank_;
     if (!records && f.kind() != Fault::Kind::Stopped) log_error("rank {} records this failure", first);
   }
-  std::string who;
-  if (laggards.empty()) {
-    who = "every rank arrived: the operation itself did not complete (a GPU, NVLink, network or NCCL fault among "
-          "these ranks)";
-  } else {
-    who = "ranks that did not arrive: " +
-          describe_laggards(laggards, [this](long long p) { return describe_progress(p); });
-  }
+  const std::string who = describe_fault_laggards(laggards, f.waited_s(), 2 * opts_.heartbeat_s + 1,
+                                                  [this](long long p) { return describe_progress(p); });
   // "all_reduce float 64 MiB, scale all, out-of-place, timed batch 2: did not finish within
   // 120 s; ranks that did not arrive: 5 (node2, no heartbeat for 131 s: dead?, ...)"
   const std::string message = f.kind() == Fault::Kind::Stopped

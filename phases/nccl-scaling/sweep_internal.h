@@ -12,21 +12,12 @@
 #include "nccl-scaling/options.h"
 #include "nccl-scaling/pairs.h"
 #include "nccl-scaling/plan.h"
+#include "nccl-scaling/rank_info.h"
 #include "nccl-scaling/runtime.h"
 #include "nccl-scaling/table.h"
 #include "phase/phase_runner.h"
 
 namespace gpuaccept::nccl_scaling {
-
-// What this rank found about its GPU, exchanged once through World.
-struct RankInfo {
-  std::string host;
-  std::string error;  // non-empty: this rank cannot take part (no device, ...)
-  int device = -1;
-  std::string name, uuid, pci_bus_id;
-  std::size_t mem_free = 0, mem_total = 0;
-  RankLinks links;
-};
 
 // One step of the plan: what every rank does at the same time.
 struct StepInfo {

@@ -160,4 +160,18 @@ std::string describe_laggards(const std::vector<Laggard>& laggards,
   return out;
 }
 
+std::string describe_fault_laggards(const std::vector<Laggard>& laggards, double waited_s, double dead_after_s,
+                                    const std::function<std::string(long long)>& describe_progress) {
+  if (laggards.empty())
+    return "every rank arrived: the operation itself did not complete (a GPU, NVLink, network or NCCL fault among "
+           "these ranks)";
+  if (waited_s >= dead_after_s || std::all_of(laggards.begin(), laggards.end(), [](const Laggard& l) { return l.dead; }))
+    return "ranks that did not arrive: " + describe_laggards(laggards, describe_progress);
+  std::string ranks;
+  for (const auto& l : laggards) ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", l.rank);
+  return fmt::format("ranks not yet seen at this point: {} (the failure came {:.1f} s into the wait, too soon to tell a "
+                     "dead rank from a live one; a rank's own log line or Slurm's says which ended)",
+                     ranks, waited_s);
+}
+
 }  // namespace gpuaccept

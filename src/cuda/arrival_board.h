@@ -86,4 +86,12 @@ int first_arrived(const std::vector<ArrivalEntry>& board, const std::vector<int>
 std::string describe_laggards(const std::vector<Laggard>& laggards,
                               const std::function<std::string(long long)>& describe_progress);
 
+// After a fault: what to say of the ranks of `laggards` (find_laggards). Once the wait has
+// lasted dead_after_s, "ranks that did not arrive: <describe_laggards>". Sooner (an NCCL
+// error moments after a peer died, before the live ranks posted their progress and before the
+// dead one's silence shows), only the ranks not yet seen there, without a verdict on each.
+// No laggards: every rank arrived, so the operation itself failed.
+std::string describe_fault_laggards(const std::vector<Laggard>& laggards, double waited_s, double dead_after_s,
+                                    const std::function<std::string(long long)>& describe_progress);
+
 }  // namespace gpuaccept

@@ -28,6 +28,10 @@ RankDevice choose_rank_device(const World& world) {
   cudaDeviceProp prop{};
   GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, d.index));
   d.name = prop.name;
+  d.uuid = "GPU-";
+  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  for (int i = 0; i < 16; ++i) d.uuid += fmt::format("{}{:02x}", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
+  d.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
   return d;
 }
 

@@ -13,6 +13,8 @@ struct RankDevice {
   int index = -1;      // the CUDA device set current; -1: none
   int visible = 0;     // CUDA devices this process sees
   std::string name;    // "NVIDIA H200"
+  std::string uuid;    // "GPU-5b3e...": tells two ranks on one GPU apart from two GPUs
+  std::string pci_bus_id;  // "00000000:18:00.0"
   std::string reason;  // why index is -1: "no CUDA device: ...", or more ranks than GPUs on this node
 };
 

@@ -62,6 +62,7 @@ std::optional<fs::path> salvage_phase_file(const fs::path& run_dir, const std::s
       why, m.reported.size(), m.world_size > 0 ? std::to_string(m.world_size) : "?",
       missing.empty() ? std::string() : fmt::format("; ranks {} left no checkpoint", fmt::join(missing, ",")));
   m.file.records.push_back(std::move(err));
+  fs::create_directories(run_dir);  // a step that died before any rank made it
   return write_result_file(target, m.file);
 }
 

@@ -3,8 +3,12 @@
 //   results-check FILE --phase discover --ranks 4 --hosts 2 --document inventory
 //   results-check FILE --record-status shared_fs=FAIL --message-contains shared_fs=gpa-node2
 //   results-check FILE --all-status SKIP --no-status FAIL
+//   results-check FILE --no-status FAIL --except gpu_sharing   (that test may FAIL)
+//   results-check FILE --record "all_reduce PASS scale=inter_node dtype=float"
 // Exit 0 when every expectation holds; 1 and one line per failed expectation otherwise.
+#include <algorithm>
 #include <set>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,7 +23,7 @@ int main(int argc, char** argv) {
   int ranks = -1, hosts = -1;
   std::vector<std::string> documents, statuses, contains;
   std::string complete, all_status;
-  std::vector<std::string> absent_statuses;
+  std::vector<std::string> absent_statuses, exempt, wanted;
   CLI::App app{"Checks a gpuaccept results file (for tests)"};
   app.add_option("file", path)->required();
   app.add_option("--phase", phase, "the phase attribute");
@@ -31,6 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("--complete", complete, "the complete attribute (yes, partial)");
   app.add_option("--all-status", all_status, "every record has this status");
   app.add_option("--no-status", absent_statuses, "no record has this status");
+  app.add_option("--record", wanted, "'TEST STATUS [KEY=VALUE ...]': some record of TEST has STATUS and these params");
+  app.add_option("--except", exempt, "a test whose records --all-status and --no-status leave alone");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> failures;
@@ -81,6 +87,21 @@ int main(int argc, char** argv) {
     for (const auto& r : f.records) found |= r.test == test && to_string(r.status) == status;
     expect(found, fmt::format("no record of {} with status {}", test, status));
   }
+  for (const auto& w : wanted) {
+    std::istringstream in(w);
+    std::string test, status, kv;
+    in >> test >> status;
+    Params params;
+    while (in >> kv) params[kv.substr(0, kv.find('='))] = kv.find('=') == std::string::npos ? "" : kv.substr(kv.find('=') + 1);
+    bool found = false;
+    for (const auto& r : f.records) {
+      if (r.test != test || to_string(r.status) != status) continue;
+      bool match = true;
+      for (const auto& [k, v] : params) match = match && r.params.count(k) && r.params.at(k) == v;
+      found |= match;
+    }
+    expect(found, fmt::format("no record '{}'", w));
+  }
   for (const auto& c : contains) {
     const auto [test, text] = split(c);
     bool found = false;
@@ -88,6 +109,7 @@ int main(int argc, char** argv) {
     expect(found, fmt::format("no record of {} mentions '{}'", test, text));
   }
   for (const auto& r : f.records) {
+    if (std::find(exempt.begin(), exempt.end(), r.test) != exempt.end()) continue;
     const std::string st(to_string(r.status));
     if (!all_status.empty() && st != all_status)
       failures.push_back(fmt::format("{} of rank {} is {}, not {}: {}", r.test, r.rank, st, all_status, r.message));

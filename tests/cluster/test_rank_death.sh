@@ -1,9 +1,9 @@
 #!/bin/bash
 # A rank dies in the middle of smoke (SIGKILL, as when a node's OOM killer or a crash takes
-# it), the phase run as an operator runs it (sbatch/smoke.sbatch). srun then takes the
-# whole step down, so no rank is left to gather; the batch script must still leave
-# smoke.h5, assembled from the ranks' checkpoints, with the failure recorded and what was
-# measured before it kept.
+# it), the phase run as an operator runs it (sbatch/smoke.sbatch). Slurm's mpi/pmix plugin
+# then kills the whole step (see sbatch/common.sh), so no rank is left to gather; the batch
+# script must still leave smoke.h5, assembled from the ranks' checkpoints, with the failure
+# recorded and what was measured before it kept.
 set -euo pipefail
 root="$GPUACCEPT_RESULTS/rank-death-$$"
 mkdir -p "$root/logs"

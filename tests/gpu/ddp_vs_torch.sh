@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 BIN=${GPUACCEPT_BIN:-$root/build/bin}
 ngpu=${1:-$(nvidia-smi -L | grep -c '^GPU')}
 export NCCL_NVLS_ENABLE=0
-cd "$root"
+cd "$root" || exit 1
 if [ "$ngpu" -gt 1 ]; then
   want=$ngpu
   source tests/gpu/local_slurm.sh >"$OUT/slurm.log" 2>&1 || { cat "$OUT/slurm.log"; exit 1; }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced THERE (the GPU machine) by tests/gpu/run: unpacks the carried Debian
 # packages into a prefix of our own (never into /) and points the loader at it.
 GPA_PREFIX=${GPA_PREFIX:-/opt/gpuaccept-prefix}

@@ -1,6 +1,8 @@
-# Sourced by the GPU scripts (tests/gpu/run, ddp_vs_torch.sh) on the GPU machine, after
+# shellcheck shell=bash
+# Sourced by the GPU scripts (tests/gpu/run, ddp_vs_torch.sh, ...) on the GPU machine, after
 # tests/gpu/env.sh: starts the local Slurm (tests/cluster/up) as one node whose GRES are
-# this machine's GPUs, and sets
+# this machine's GPUs (GPU_NODES=2: two nodes, each with half of them; with one GPU, each
+# with that one), and sets
 #   ngpu   the GPUs nvidia-smi lists
 #   bind   how srun gives each task its own GPU: --gpus-per-task=1 where Slurm schedules the
 #          GRES, else tests/gpu/bind_local_gpu.sh (by SLURM_LOCALID; on the lent machines Slurm
@@ -9,9 +11,14 @@
 nvidia-smi -L
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 nvidia-smi topo -m 2>/dev/null | head -n $((ngpu + 2))
-last=$((ngpu - 1))
-export GPUACCEPT_CLUSTER_NODES=1 GPUACCEPT_CLUSTER_GRES="gpu:$ngpu"
-export GPUACCEPT_CLUSTER_GRES_CONF_LINES="Name=gpu File=/dev/nvidia[0-$last]"
+gpu_nodes=${GPU_NODES:-1}
+per_node=$((ngpu / gpu_nodes > 0 ? ngpu / gpu_nodes : 1))
+GPUACCEPT_CLUSTER_GRES_CONF_LINES=""
+for ((i = 1; i <= gpu_nodes; i++)); do
+  first=$(((i - 1) * per_node % ngpu))
+  GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
+done
+export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
 export GPUACCEPT_CLUSTER_CPUS=$(nproc) GPUACCEPT_CLUSTER_MEM=$(( $(free -m | awk '/Mem:/{print $2}') / 2 ))
 if ! exports=$(tests/cluster/up); then
   echo "gpu: the local Slurm did not start; logs:" >&2

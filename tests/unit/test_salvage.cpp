@@ -60,8 +60,7 @@ TEST_CASE("salvage writes the phase file from the checkpoints and names the rank
 
 TEST_CASE("salvage with no checkpoint at all still records the failure") {
   const fs::path run = fs::temp_directory_path() / ("gpuaccept-unit-salvage-empty-" + std::to_string(::getpid()));
-  fs::remove_all(run);
-  fs::create_directories(run);
+  fs::remove_all(run);  // not even the run directory: the step died before any rank made it
   REQUIRE(salvage_phase_file(run, "ddp", "srun exited with code 9", 4).has_value());
   const ResultFile f = read_result_file(run / "ddp.h5");
   REQUIRE(f.records.size() == 1);

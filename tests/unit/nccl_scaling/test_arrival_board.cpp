@@ -111,3 +111,23 @@ TEST_CASE("laggards: behind, dead by heartbeat, or without a file") {
   board[1].progress = 25;
   CHECK(first_arrived(board, {1, 2, 3}, 20) == 1);
 }
+
+TEST_CASE("after a fault: a verdict per rank only once the wait has been long enough to tell") {
+  Laggard live;
+  live.rank = 1;
+  live.host = "node1";
+  live.readable = true;
+  live.progress = 18;
+  Laggard gone = live;
+  gone.rank = 2;
+  gone.dead = true;
+  gone.silent_s = 40;
+  // A timeout (the wait lasted past dead_after_s): each rank judged.
+  CHECK(describe_fault_laggards({live}, 30, 11, step_name) == "ranks that did not arrive: 1 (node1, alive, stuck at step 18)");
+  // An NCCL error 0.4 s in: the live ranks may not have posted yet, a dead one not gone silent.
+  CHECK(describe_fault_laggards({live, gone}, 0.4, 11, step_name).starts_with(
+      "ranks not yet seen at this point: 1, 2 (the failure came 0.4 s into the wait"));
+  // Unless every one of them is already known dead.
+  CHECK(describe_fault_laggards({gone}, 0.4, 11, step_name).starts_with("ranks that did not arrive: 2 (node1, no heartbeat"));
+  CHECK(describe_fault_laggards({}, 0.4, 11, step_name).starts_with("every rank arrived"));
+}

@@ -128,7 +128,7 @@ TEST_CASE("bad values say what is wrong") {
 
 TEST_CASE("hidden fault-injection flags parse") {
   const Options o = resolve("--debug-kill-rank 3 --debug-kill-after-steps 12");
-  CHECK(o.debug_kill_rank == 3);
-  CHECK(o.debug_kill_after_steps == 12);
-  CHECK(o.debug_hang_rank == -1);
+  CHECK(o.debug_fault.kill_rank == 3);
+  CHECK(o.debug_fault.after_steps == 12);
+  CHECK(o.debug_fault.hang_rank == -1);
 }

@@ -1,0 +1,74 @@
+#include "nccl-scaling/rank_info.h"
+
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace gpuaccept::nccl_scaling {
+
+using nlohmann::json;
+
+void to_json(json& j, const RankInfo& r) {
+  j = {{"host", r.host},           {"nccl_host_id", r.nccl_host_id}, {"error", r.error},
+       {"device", r.device},       {"name", r.name},                 {"uuid", r.uuid},
+       {"pci_bus_id", r.pci_bus_id}, {"mem_free", r.mem_free},        {"mem_total", r.mem_total},
+       {"known", r.links.known},   {"nvml_index", r.links.nvml_index}, {"nvswitch", r.links.nvswitch},
+       {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}};
+}
+
+void from_json(const json& j, RankInfo& r) {
+  r.host = j.at("host");
+  r.nccl_host_id = j.at("nccl_host_id");
+  r.error = j.at("error");
+  r.device = j.at("device");
+  r.name = j.at("name");
+  r.uuid = j.at("uuid");
+  r.pci_bus_id = j.at("pci_bus_id");
+  r.mem_free = j.at("mem_free");
+  r.mem_total = j.at("mem_total");
+  r.links.known = j.at("known");
+  r.links.nvml_index = j.at("nvml_index");
+  r.links.nvswitch = j.at("nvswitch");
+  r.links.nvlink_peers = j.at("nvlink_peers").get<std::vector<int>>();
+  r.links.ib = j.at("ib");
+}
+
+GpuSharing find_gpu_sharing(const std::vector<RankInfo>& ranks) {
+  GpuSharing out;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> by_gpu;  // (host, uuid) -> ranks
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankInfo& x = ranks[r];
+    if (x.uuid.empty()) continue;
+    for (const int other : by_gpu[{x.host, x.uuid}]) {
+      const RankInfo& y = ranks[static_cast<std::size_t>(other)];
+      if (out.refused.empty() && x.nccl_host_id == y.nccl_host_id)
+        out.refused = fmt::format("ranks {} and {} on {} share GPU {} ({}): bind one GPU per rank (srun --gpus-per-task=1)",
+                                  other, r, x.host, x.uuid, x.pci_bus_id);
+    }
+    by_gpu[{x.host, x.uuid}].push_back(static_cast<int>(r));
+  }
+  std::vector<std::string> groups;
+  for (const auto& [gpu, members] : by_gpu)
+    if (members.size() > 1) groups.push_back(fmt::format("ranks {} on {} share GPU {}", fmt::join(members, ","), gpu.first, gpu.second));
+  if (!groups.empty())
+    out.joined = fmt::format("{}; each rank has its own NCCL_HOSTID, so NCCL joins them over its network transport: the "
+                             "figures are not this GPU's or its links' (a test set-up, not an acceptance run)",
+                             fmt::join(groups, "; "));
+  return out;
+}
+
+Topology nccl_hosts(const std::vector<RankInfo>& ranks) {
+  Topology t;
+  std::map<std::string, int> index;
+  for (const RankInfo& r : ranks) {
+    const std::string host = r.nccl_host_id.empty() ? r.host : r.nccl_host_id;
+    const auto [it, added] = index.try_emplace(host, static_cast<int>(t.node_names.size()));
+    if (added) t.node_names.push_back(host);
+    t.rank_node.push_back(it->second);
+  }
+  return t;
+}
+
+}  // namespace gpuaccept::nccl_scaling

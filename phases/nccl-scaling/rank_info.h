@@ -1,0 +1,44 @@
+// What each rank found about its GPU, exchanged once through World (as JSON), and the one
+// rule about ranks that share a GPU.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nccl-scaling/plan.h"
+
+namespace gpuaccept::nccl_scaling {
+
+struct RankInfo {
+  std::string host;
+  std::string nccl_host_id;  // NCCL_HOSTID where set: NCCL's idea of the host, else the hostname
+  std::string error;         // non-empty: this rank cannot take part (no device, ...)
+  int device = -1;
+  std::string name, uuid, pci_bus_id;
+  std::size_t mem_free = 0, mem_total = 0;
+  RankLinks links;
+};
+
+void to_json(nlohmann::json& j, const RankInfo& r);
+void from_json(const nlohmann::json& j, RankInfo& r);
+
+// Ranks on one GPU. NCCL refuses two ranks of one host on one GPU ("Duplicate GPU
+// detected" at init); that is a binding fault, named in `refused`. Ranks that set distinct
+// NCCL_HOSTID values NCCL takes for separate hosts and joins over its network transport
+// (tests/gpu/ranks_on_one_gpu.sh does this to run the multi-rank paths on one GPU): the
+// phase can run, but its figures are not the GPU's or its links', said in `joined`.
+struct GpuSharing {
+  std::string refused;
+  std::string joined;
+};
+GpuSharing find_gpu_sharing(const std::vector<RankInfo>& ranks);
+
+// The hosts as NCCL sees them, which decide its transports: ranks with the same NCCL_HOSTID
+// (or, where unset, the same hostname) are one host to NCCL. The same as the Slurm nodes,
+// except where NCCL_HOSTID splits a node (tests/gpu/nccl_two_nodes.sh, ranks_on_one_gpu.sh).
+Topology nccl_hosts(const std::vector<RankInfo>& ranks);
+
+}  // namespace gpuaccept::nccl_scaling
