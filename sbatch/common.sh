@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by every sbatch/*.sbatch script: where the binaries, config and results are,
 # and how one phase is launched (one rank per GPU, PMIx, Slurm's GPU binding).
 # Every setting can be overridden from the environment or `sbatch --export`.

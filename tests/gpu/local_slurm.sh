@@ -19,7 +19,9 @@ for ((i = 1; i <= gpu_nodes; i++)); do
   GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
 done
 export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
-export GPUACCEPT_CLUSTER_CPUS=$(nproc) GPUACCEPT_CLUSTER_MEM=$(( $(free -m | awk '/Mem:/{print $2}') / 2 ))
+GPUACCEPT_CLUSTER_CPUS=$(nproc)
+GPUACCEPT_CLUSTER_MEM=$(($(free -m | awk '/Mem:/{print $2}') / 2))
+export GPUACCEPT_CLUSTER_CPUS GPUACCEPT_CLUSTER_MEM
 if ! exports=$(tests/cluster/up); then
   echo "gpu: the local Slurm did not start; logs:" >&2
   tail -n 30 /var/tmp/gpuaccept-cluster/log/*.log >&2
@@ -34,8 +36,10 @@ if ! sinfo -h -N -o '%G' | grep -q gpu; then
   grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 20 >&2
   scontrol show node | grep -i -E 'gres|NodeName|Reason' >&2
 fi
+# shellcheck disable=SC2034  # for the scripts that source this file
 bind=(--gpus-per-task=1)
 if ! sinfo -h -N -o '%G' | grep -q gpu; then
   echo "gpu: no GPU GRES in Slurm: binding one GPU per task by SLURM_LOCALID instead" >&2
+  # shellcheck disable=SC2034
   bind=(tests/gpu/bind_local_gpu.sh)
 fi
