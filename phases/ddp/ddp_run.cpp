@@ -60,7 +60,8 @@ class DdpPhase {
   int steps_done_ = 0;
 
   void skip_all(const std::string& why);
-  void check_gpu_sharing();
+  std::vector<nccl_scaling::RankInfo> exchange_devices();
+  void record_gpu_sharing(const std::vector<nccl_scaling::RankInfo>& ranks);
   void gradient_check();
   void train(const TokenSource& data);
   void handle_fault(const std::string& what, const Fault* fault, Runtime* rt);
@@ -75,12 +76,18 @@ void DdpPhase::skip_all(const std::string& why) {
 
 void DdpPhase::run() {
   device_ = choose_rank_device(world_);
-  if (device_.index < 0) {
-    log_rank0("ddp: SKIP: {}", device_.reason);
-    skip_all(device_.reason);
+  // Every rank takes part, with a GPU or not, so that all of them decide the same: one rank
+  // going on alone would wait for the others in NCCL's initialisation.
+  const std::vector<nccl_scaling::RankInfo> ranks = exchange_devices();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].error.empty()) continue;
+    const std::string why =
+        ranks.size() == 1 ? ranks[r].error : fmt::format("rank {} on {}: {}", r, ranks[r].host, ranks[r].error);
+    log_rank0("ddp: SKIP: {}", why);
+    skip_all(why);
     return;
   }
-  check_gpu_sharing();
+  record_gpu_sharing(ranks);
   if (config_.gradient_check) gradient_check();
   else results_.check("gradient_check", Status::Skip, "ddp.gradient_check is false");
   results_.checkpoint();
@@ -95,13 +102,12 @@ void DdpPhase::run() {
   train(*data);
 }
 
-// Ranks on one GPU: NCCL refuses them at init (the training record then says so), unless
-// each rank has its own NCCL_HOSTID (tests/gpu/ranks_on_one_gpu.sh); then training runs,
-// but its throughput is not a GPU's, and a FAIL says why.
-void DdpPhase::check_gpu_sharing() {
+// Each rank's GPU (or why it has none), gathered through World.
+std::vector<nccl_scaling::RankInfo> DdpPhase::exchange_devices() {
   nccl_scaling::RankInfo me;
   me.host = world_.hostname();
   if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
+  me.error = device_.index < 0 ? device_.reason : "";
   me.device = device_.index;
   me.name = device_.name;
   me.uuid = device_.uuid;
@@ -109,7 +115,14 @@ void DdpPhase::check_gpu_sharing() {
   std::vector<nccl_scaling::RankInfo> all;
   for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
     all.push_back(nlohmann::json::parse(text).get<nccl_scaling::RankInfo>());
-  const nccl_scaling::GpuSharing sharing = nccl_scaling::find_gpu_sharing(all);
+  return all;
+}
+
+// Ranks on one GPU: NCCL refuses them at init (the training record then says so), unless
+// each rank has its own NCCL_HOSTID (tests/gpu/ranks_on_one_gpu.sh); then training runs,
+// but its throughput is not a GPU's, and a FAIL says why.
+void DdpPhase::record_gpu_sharing(const std::vector<nccl_scaling::RankInfo>& ranks) {
+  const nccl_scaling::GpuSharing sharing = nccl_scaling::find_gpu_sharing(ranks);
   if (!sharing.refused.empty()) log_rank0("ddp: {}", sharing.refused);
   else if (!sharing.joined.empty() && world_.rank() == 0) {
     results_.check("gpu_sharing", Status::Fail, sharing.joined);

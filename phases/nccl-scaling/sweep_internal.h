@@ -1,5 +1,6 @@
-// The Sweep class behind run_nccl_scaling(): sweep.cpp (setup, collective scales, faults)
-// and pair_sweep.cpp (pairwise isolation) share it.
+// The Sweep class behind run_nccl_scaling(), in four files: sweep.cpp (the run, its steps and
+// the collective scales), sweep_setup.cpp (devices, plan, environment), pair_sweep.cpp
+// (pairwise isolation) and sweep_faults.cpp (the way out after a fault).
 #pragma once
 
 #include <memory>

@@ -22,6 +22,8 @@
 #                            "Name=gpu File=/dev/nvidia[0-3]"; needs GPUACCEPT_CLUSTER_GRES
 #                            too. [none: gres.conf is derived from GPUACCEPT_CLUSTER_GRES,
 #                            with fake GPU devices (/dev/null clones), see up]
+#   GPUACCEPT_CLUSTER_DEBUG_FLAGS
+#                            Slurm DebugFlags (e.g. Gres), with SlurmdDebug=debug [none]
 #   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
 #                            dpkg -x [empty: the system install].
 

@@ -19,6 +19,10 @@ for ((i = 1; i <= gpu_nodes; i++)); do
   GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
 done
 export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
+# Why the GRES never registers on the lent machines is not known yet (slurmd: "A line in
+# gres.conf for GRES gpu has 1 more configured than expected in slurm.conf"; the same
+# configuration registers on the build machine): slurmd's GRES debugging into its log.
+export GPUACCEPT_CLUSTER_DEBUG_FLAGS=${GPUACCEPT_CLUSTER_DEBUG_FLAGS:-Gres}
 GPUACCEPT_CLUSTER_CPUS=$(nproc)
 GPUACCEPT_CLUSTER_MEM=$(($(free -m | awk '/Mem:/{print $2}') / 2))
 export GPUACCEPT_CLUSTER_CPUS GPUACCEPT_CLUSTER_MEM
@@ -33,7 +37,7 @@ if ! sinfo -h -N -o '%G' | grep -q gpu; then
   echo "gpu: Slurm sees no GPU GRES; diagnostics:" >&2
   cat "$GPUACCEPT_CLUSTER_DIR/etc/gres.conf" "$GPUACCEPT_CLUSTER_DIR/etc/slurm.conf" >&2
   grep -i gres "$GPUACCEPT_CLUSTER_DIR"/log/slurmctld.log >&2
-  grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 20 >&2
+  grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 60 >&2
   scontrol show node | grep -i -E 'gres|NodeName|Reason' >&2
 fi
 # shellcheck disable=SC2034  # for the scripts that source this file
