@@ -66,7 +66,9 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_m_.get(), 0, adam_m_.bytes(), stream_));
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_v_.get(), 0, adam_v_.bytes(), stream_));
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  sync_.set_comm(spec.comm);
+  // A communicator of one rank has nothing to average: NCCL would still copy every gradient
+  // in place (about 1.5 ms of kernels a GPT-2 124M step on an H200, beside the backward pass).
+  sync_.set_comm(spec.comm_ranks.size() > 1 ? spec.comm : nullptr);
 
   TrainRun& run = current_;
   run = TrainRun{};

@@ -739,6 +739,7 @@ int main(int argc, char** argv) {
   run("layernorm", [&] { test_layernorm(rng, 37, 37); });
   run("layernorm", [&] { test_layernorm(rng, 5, 1600); });
   run("layernorm", [&] { if (!small) test_layernorm(rng, 1024, 768); });
+  run("layernorm", [&] { if (!small) test_layernorm(rng, 300, 1024); });
 
   run("elementwise", [&] { test_elementwise(rng, 37, 0); });
   run("elementwise", [&] { test_elementwise(rng, 1001, 1); });

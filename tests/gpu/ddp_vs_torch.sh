@@ -6,7 +6,7 @@
 # 2. gpuaccept-ddp on NGPU GPUs (default: all): one process per GPU under the local Slurm
 #    (tests/gpu/local_slurm.sh starts it) with srun --mpi=pmix, or alone when NGPU is 1;
 # 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs
-#    (SKIP_TORCH=1 leaves it out).
+#    (SKIP_TORCH=1 leaves it out; TORCH_MODES="compile" runs only the compiled one).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,7 +40,7 @@ grep -v '^\[.* r[1-9][0-9]*/' "$OUT/ddp.log" | tail -n 60
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
 [ -n "${SKIP_TORCH:-}" ] && exit 0  # SKIP_TORCH=1: the phase only (PyTorch measured in an earlier call)
-for mode in eager compile; do
+for mode in ${TORCH_MODES:-eager compile}; do
   echo "=== PyTorch anchor ($mode) on $ngpu GPU(s)"
   flag=()
   [ "$mode" = compile ] && flag=(--compile)

@@ -11,23 +11,33 @@
 // result is the same every run.
 //
 // The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
-// fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
-// accumulator fragments: an m16n8 accumulator holds, in thread (g = lane/4, t = lane%4),
-// rows g and g+8, columns 2t and 2t+1 -- the same places a 16x16 A operand wants them, so
-// P goes from one product into the next without leaving registers.
+// fragments loaded from shared memory with ldmatrix. The helpers take M 16-row tiles per
+// warp (each K or V fragment loaded then feeds 2 M products); every kernel uses M = 1 now
+// (see kForwardTiles). Only the diagonal block of a causal row needs a mask; the blocks
+// left of it are computed unmasked. Softmax runs in registers on the accumulator
+// fragments: an m16n8 accumulator holds, in thread (g = lane/4, t = lane%4), rows g and
+// g+8, columns 2t and 2t+1 -- the same places a 16x16 A operand wants them, so P goes from
+// one product into the next without leaving registers.
 #include "ddp/gpu/kernels/common.cuh"
 
 namespace gpuaccept::ddp::gpu {
 
 namespace {
 
+using detail::aligned16;
 using detail::check_launch;
 using detail::require;
 
 constexpr int kD = 64;        // head size
 constexpr int kBlock = 64;    // queries (keys) per block
 constexpr int kStride = 72;   // shared-memory row stride in bf16: 144 B keeps ldmatrix rows on distinct banks
-constexpr int kThreads = 128; // 4 warps x 16 rows
+constexpr int kThreads = 128; // backward: 4 warps x 16 rows
+// 16-row tiles of queries per forward warp. Two tiles (2 warps of 32 rows) halve the
+// ldmatrix traffic per product but took 184 us a layer against 160 us for one (4 warps of
+// 16 rows) in GPT-2 124M on an H200: 234 registers a thread leave too few warps to hide
+// latency (docs/performance.md).
+constexpr int kForwardTiles = 1;
+constexpr int kForwardThreads = kBlock / (16 * kForwardTiles) * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
 __device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
@@ -69,7 +79,7 @@ __device__ inline void wait() {
 
 // A 64 x 64 tile (64 consecutive rows, `ld` elements apart) into shared memory.
 __device__ inline void load_tile(bf16* dst, const bf16* src, int ld) {
-  for (int i = threadIdx.x; i < kBlock * kD / 8; i += kThreads) {
+  for (int i = threadIdx.x; i < kBlock * kD / 8; i += blockDim.x) {
     const int row = i / 8, col = (i % 8) * 8;
     copy_async16(dst + row * kStride + col, src + static_cast<std::size_t>(row) * ld + col);
   }
@@ -112,40 +122,75 @@ void allow_shared(Kernel kernel, int bytes) {
   }
 }
 
-// The A operand (16 rows x 64) of this warp's rows of a tile, as 4 k-steps of 16.
-__device__ inline void load_a(uint32_t (&a)[4][4], const bf16* tile, int warp, int lane) {
-  for (int ks = 0; ks < 4; ++ks) ldmatrix_x4(a[ks], tile + (warp * 16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+// M tiles of 16 rows: a warp's A operands (M x 16 rows x 64, as 4 k-steps of 16 each) and
+// accumulators (M x 16 rows x 64 columns, as 8 m16n8 fragments each).
+template <int M>
+using Operand = uint32_t[M][4][4];
+template <int M>
+using Accumulator = float[M][8][4];
+
+// The A operands of rows [16 * first, 16 * (first + M)) of a tile.
+template <int M>
+__device__ inline void load_a(Operand<M>& a, const bf16* tile, int first, int lane) {
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      ldmatrix_x4(a[i][ks], tile + ((first + i) * 16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
 }
 
-// acc (16 x 64) += a (16 x 64) * tile^T: the tile's rows are the output columns (x k^T).
-__device__ inline void mma_abt(float (&acc)[8][4], const uint32_t (&a)[4][4], const bf16* tile, int lane) {
+// acc (M x 16 x 64) += a (M x 16 x 64) * tile^T: the tile's rows are the output columns (x k^T).
+template <int M>
+__device__ inline void mma_abt(Accumulator<M>& acc, const Operand<M>& a, const bf16* tile, int lane) {
+#pragma unroll
   for (int n2 = 0; n2 < 4; ++n2)
+#pragma unroll
     for (int ks = 0; ks < 4; ++ks) {
       uint32_t b[4];
       ldmatrix_x4(b, tile + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
-      mma(acc[2 * n2], a[ks], b[0], b[1]);
-      mma(acc[2 * n2 + 1], a[ks], b[2], b[3]);
+#pragma unroll
+      for (int i = 0; i < M; ++i) {
+        mma(acc[i][2 * n2], a[i][ks], b[0], b[1]);
+        mma(acc[i][2 * n2 + 1], a[i][ks], b[2], b[3]);
+      }
     }
 }
 
-// acc (16 x 64) += p (16 x 64, an accumulator turned A operand) * tile: the tile's rows are
-// the inner dimension (x v).
-__device__ inline void mma_pb(float (&acc)[8][4], const float (&p)[8][4], const bf16* tile, int lane) {
+// acc (M x 16 x 64) += p (M x 16 x 64, accumulators turned A operands) * tile: the tile's
+// rows are the inner dimension (x v).
+template <int M>
+__device__ inline void mma_pb(Accumulator<M>& acc, const Accumulator<M>& p, const bf16* tile, int lane) {
+#pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    const uint32_t a[4] = {pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
-                           pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+    uint32_t a[M][4];
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      a[i][0] = pack(p[i][2 * kk][0], p[i][2 * kk][1]);
+      a[i][1] = pack(p[i][2 * kk][2], p[i][2 * kk][3]);
+      a[i][2] = pack(p[i][2 * kk + 1][0], p[i][2 * kk + 1][1]);
+      a[i][3] = pack(p[i][2 * kk + 1][2], p[i][2 * kk + 1][3]);
+    }
+#pragma unroll
     for (int d2 = 0; d2 < 4; ++d2) {
       uint32_t b[4];
       ldmatrix_x4_trans(b, tile + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
-      mma(acc[2 * d2], a, b[0], b[1]);
-      mma(acc[2 * d2 + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int i = 0; i < M; ++i) {
+        mma(acc[i][2 * d2], a[i], b[0], b[1]);
+        mma(acc[i][2 * d2 + 1], a[i], b[2], b[3]);
+      }
     }
   }
 }
 
-__device__ inline void zero(float (&acc)[8][4]) {
-  for (auto& f : acc)
-    for (float& x : f) x = 0.f;
+template <int M>
+__device__ inline void zero(Accumulator<M>& acc) {
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+#pragma unroll
+    for (auto& f : acc[i])
+#pragma unroll
+      for (float& x : f) x = 0.f;
 }
 
 // Rows g and g+8 of a warp's 16 x 64 accumulator, scaled, to a head's rows `ld` elements apart.
@@ -162,16 +207,77 @@ __device__ inline void store_rows(bf16* dst, int ld, const float (&acc)[8][4], i
 // Shared memory: q, then k and v twice (the tile in use and the next one).
 constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
 
-__global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, HeadLayout lo, float* lse, const bf16* q,
-                                                                 const bf16* k, const bf16* v, HeadLayout li, int NH,
-                                                                 int T, float scale_log2) {
+// Online softmax of one 16-row tile's scores s (raw q k^T) against key block kb: rows g and
+// g + 8 of the tile are this thread's r0 and r1 (their running max m, in log2 units of the
+// scaled scores, and this thread's share l of the row sum). The tile's output accumulator is
+// rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
+__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[8][4], float& m0, float& m1, float& l0,
+                                      float& l1, float scale_log2) {
+  float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+  }
+  // The four threads of a quad hold one row between them.
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and
+  // the rescale factors are 0.
+  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
+  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+  m0 = n0;
+  m1 = n1;
+  float r0 = 0.f, r1 = 0.f;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
+      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
+      r0 += s[n][j];
+      r1 += s[n][2 + j];
+    }
+  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
+  l1 = l1 * a1 + r1;
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    acc[n][0] *= a0, acc[n][1] *= a0;
+    acc[n][2] *= a1, acc[n][3] *= a1;
+  }
+}
+
+// Causal mask of a diagonal block, for a thread's rows r0 and r0 + 8 (counted from the
+// block's first row) and its columns of a 16 x 64 accumulator. kAfterRow: the columns after
+// the row get `value` (queries x keys: keys the query does not see); else the columns before
+// it (keys x queries: queries that do not see the key).
+template <bool kAfterRow>
+__device__ inline void mask_diagonal(float (&s)[8][4], int r0, int t, float value) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int col = n * 8 + 2 * t + j;
+      if (kAfterRow ? col > r0 : col < r0) s[n][j] = value;
+      if (kAfterRow ? col > r0 + 8 : col < r0 + 8) s[n][2 + j] = value;
+    }
+}
+
+__global__ void __launch_bounds__(kForwardThreads) flash_forward_kernel(bf16* o, HeadLayout lo, float* lse,
+                                                                        const bf16* q, const bf16* k, const bf16* v,
+                                                                        HeadLayout li, int NH, int T,
+                                                                        float scale_log2) {
+  constexpr int M = kForwardTiles;
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sq = reinterpret_cast<bf16*>(smem);
   bf16* skv = sq + kTile;  // [buffer][k, v]
   const int qb = gridDim.x - 1 - blockIdx.x;  // the longest rows first: better tail balance
   const std::size_t head = head_base(li, NH);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int row0 = qb * kBlock + warp * 16 + g;  // this thread's rows: row0 and row0 + 8
+  // This thread's rows, counted from the block's first: tile i holds r + 16 i and r + 16 i + 8.
+  const int r = warp * 16 * M + g;
   const std::size_t tile = static_cast<std::size_t>(kBlock) * li.row;  // elements from one block of rows to the next
 
   load_tile(sq, q + head + qb * tile, li.row);
@@ -179,63 +285,42 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(bf16* o, HeadLa
   load_tile(skv + kTile, v + head, li.row);
   commit();
 
-  uint32_t qa[4][4];
-  float acc[8][4], s[8][4];
-  zero(acc);
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running max (log2 units) and sum
+  Operand<M> qa;
+  Accumulator<M> acc, s;
+  zero<M>(acc);
+  float m[M][2], l[M][2];  // per tile and row: running max (log2 units) and this thread's sum
+#pragma unroll
+  for (int i = 0; i < M; ++i) m[i][0] = m[i][1] = -INFINITY, l[i][0] = l[i][1] = 0.f;
   for (int kb = 0; kb <= qb; ++kb) {
     const bf16* sk = skv + (kb % 2) * 2 * kTile;
     const bf16* sv = sk + kTile;
     stream_kv(skv, k + head, v + head, tile, li.row, kb, qb);  // the other buffer is free since the last step
-    if (kb == 0) load_a(qa, sq, warp, lane);
-    zero(s);
-    mma_abt(s, qa, sk, lane);  // s = q k^T
-    float mx0 = m0, mx1 = m1;
-    for (int n = 0; n < 8; ++n)
-      for (int j = 0; j < 2; ++j) {
-        const int col = kb * kBlock + n * 8 + 2 * t + j;
-        s[n][j] *= scale_log2;
-        s[n][2 + j] *= scale_log2;
-        if (col > row0) s[n][j] = -INFINITY;  // causal: only on the diagonal block
-        if (col > row0 + 8) s[n][2 + j] = -INFINITY;
-        mx0 = fmaxf(mx0, s[n][j]);
-        mx1 = fmaxf(mx1, s[n][2 + j]);
-      }
-    // The four threads of a quad hold one row between them.
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    const float a0 = exp2f(m0 - mx0), a1 = exp2f(m1 - mx1);  // 0 on the first block (m = -inf)
-    m0 = mx0;
-    m1 = mx1;
-    float r0 = 0.f, r1 = 0.f;
-    for (int n = 0; n < 8; ++n)
-      for (int j = 0; j < 2; ++j) {
-        s[n][j] = exp2f(s[n][j] - m0);
-        s[n][2 + j] = exp2f(s[n][2 + j] - m1);
-        r0 += s[n][j];
-        r1 += s[n][2 + j];
-      }
-    l0 = l0 * a0 + r0;  // this thread's share of the row sum; the quad adds them at the end
-    l1 = l1 * a1 + r1;
-    for (int n = 0; n < 8; ++n) {
-      acc[n][0] *= a0, acc[n][1] *= a0;
-      acc[n][2] *= a1, acc[n][3] *= a1;
+    if (kb == 0) load_a<M>(qa, sq, warp * M, lane);
+    zero<M>(s);
+    mma_abt<M>(s, qa, sk, lane);  // s = q k^T
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      if (kb == qb) mask_diagonal<true>(s[i], r + 16 * i, t, -INFINITY);
+      online_softmax(s[i], acc[i], m[i][0], m[i][1], l[i][0], l[i][1], scale_log2);
     }
-    mma_pb(acc, s, sv, lane);  // o += p v
+    mma_pb<M>(acc, s, sv, lane);  // o += p v
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  store_rows(o + head_base(lo, NH), lo.row, acc, row0, 1.f / l0, 1.f / l1, t);
-  if (t == 0) {
-    // lse in natural units of the scaled scores: ln(sum e^z) = ln2 * (m + log2 l), m in log2 units.
-    float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
-    L[row0] = (m0 + log2f(l0)) / kLog2e;
-    L[row0 + 8] = (m1 + log2f(l1)) / kLog2e;
+  float* L = lse + static_cast<std::size_t>(blockIdx.y) * T;
+#pragma unroll
+  for (int i = 0; i < M; ++i) {
+    float sum[2] = {l[i][0], l[i][1]};
+    for (float& x : sum) {
+      x += __shfl_xor_sync(0xffffffffu, x, 1);
+      x += __shfl_xor_sync(0xffffffffu, x, 2);
+    }
+    const int row0 = qb * kBlock + r + 16 * i;
+    store_rows(o + head_base(lo, NH), lo.row, acc[i], row0, 1.f / sum[0], 1.f / sum[1], t);
+    if (t == 0) {
+      // lse in natural units of the scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
+      L[row0] = (m[i][0] + log2f(sum[0])) / kLog2e;
+      L[row0 + 8] = (m[i][1] + log2f(sum[1])) / kLog2e;
+    }
   }
 }
 
@@ -278,9 +363,10 @@ __global__ void __launch_bounds__(kThreads, 3) flash_backward_dkdv_kernel(bf16* 
   load_tile(sv, v + head + kb * tile, li.row);
   load_query_block(kb, 0);  // one group with k and v
 
-  float dk_acc[8][4], dv_acc[8][4], p[8][4], dp[8][4];
-  zero(dk_acc);
-  zero(dv_acc);
+  Accumulator<1> dk_acc, dv_acc, p, dp;
+  zero<1>(dk_acc);
+  zero<1>(dv_acc);
+  const int r = warp * 16 + g;  // this thread's keys, counted from the block's first: r and r + 8
   for (int qb = kb; qb < blocks; ++qb) {
     const int buf = (qb - kb) % 2;
     if (qb + 1 < blocks) {
@@ -297,34 +383,39 @@ __global__ void __launch_bounds__(kThreads, 3) flash_backward_dkdv_kernel(bf16* 
     // P^T (16 keys x 64 queries) = exp(k q^T * scale - lse[query]), 0 where query < key. The
     // warp's k and v rows are read from shared memory at each use (not held in registers),
     // which leaves room for three blocks per multiprocessor (168 registers, no spills).
-    uint32_t a[4][4];
-    load_a(a, sk, warp, lane);
-    zero(p);
-    mma_abt(p, a, sq, lane);
+    Operand<1> a;
+    load_a<1>(a, sk, warp, lane);
+    zero<1>(p);
+    mma_abt<1>(p, a, sq, lane);
+#pragma unroll
     for (int n = 0; n < 8; ++n)
-      for (int j = 0; j < 2; ++j) {
-        const int col = n * 8 + 2 * t + j, query = qb * kBlock + col;
-        const float l2 = sl[col] * kLog2e;
-        p[n][j] = query < key0 ? 0.f : exp2f(p[n][j] * scale_log2 - l2);
-        p[n][2 + j] = query < key0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - l2);
-      }
-    mma_pb(dv_acc, p, sdo, lane);  // dV += P^T dO
-    // dP^T (16 keys x 64 queries) = v dO^T;  dS^T = P^T (dP^T - delta[query])
-    load_a(a, sv, warp, lane);
-    zero(dp);
-    mma_abt(dp, a, sdo, lane);
-    for (int n = 0; n < 8; ++n)
+#pragma unroll
       for (int j = 0; j < 2; ++j) {
         const int col = n * 8 + 2 * t + j;
-        dp[n][j] = p[n][j] * (dp[n][j] - sd[col]);
-        dp[n][2 + j] = p[n][2 + j] * (dp[n][2 + j] - sd[col]);
+        const float l2 = sl[col] * kLog2e;
+        p[0][n][j] = exp2f(fmaf(p[0][n][j], scale_log2, -l2));
+        p[0][n][2 + j] = exp2f(fmaf(p[0][n][2 + j], scale_log2, -l2));
       }
-    mma_pb(dk_acc, dp, sq, lane);  // dK += dS^T Q
+    if (qb == kb) mask_diagonal<false>(p[0], r, t, 0.f);
+    mma_pb<1>(dv_acc, p, sdo, lane);  // dV += P^T dO
+    // dP^T (16 keys x 64 queries) = v dO^T;  dS^T = P^T (dP^T - delta[query])
+    load_a<1>(a, sv, warp, lane);
+    zero<1>(dp);
+    mma_abt<1>(dp, a, sdo, lane);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int col = n * 8 + 2 * t + j;
+        dp[0][n][j] = p[0][n][j] * (dp[0][n][j] - sd[col]);
+        dp[0][n][2 + j] = p[0][n][2 + j] * (dp[0][n][2 + j] - sd[col]);
+      }
+    mma_pb<1>(dk_acc, dp, sq, lane);  // dK += dS^T Q
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
   const std::size_t ghead = head_base(lg, NH);
-  store_rows(dk + ghead, lg.row, dk_acc, key0, scale, scale, t);
-  store_rows(dv + ghead, lg.row, dv_acc, key0, 1.f, 1.f, t);
+  store_rows(dk + ghead, lg.row, dk_acc[0], key0, scale, scale, t);
+  store_rows(dv + ghead, lg.row, dv_acc[0], key0, 1.f, 1.f, t);
 }
 
 // dQ for one block of 64 queries (4 warps x 16 queries), over the key blocks it sees.
@@ -355,50 +446,66 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, H
   commit();
   const float l0 = L[row0] * kLog2e, l1 = L[row0 + 8] * kLog2e, d0 = D[row0], d1 = D[row0 + 8];
 
-  uint32_t qa[4][4], doa[4][4];
-  float dq_acc[8][4], p[8][4], dp[8][4];
-  zero(dq_acc);
+  Operand<1> qa, doa;
+  Accumulator<1> dq_acc, p, dp;
+  zero<1>(dq_acc);
   for (int kb = 0; kb <= qb; ++kb) {
     const bf16* sk = skv + (kb % 2) * 2 * kTile;
     const bf16* sv = sk + kTile;
     stream_kv(skv, k + head, v + head, tile, li.row, kb, qb);
     if (kb == 0) {
-      load_a(qa, sq, warp, lane);
-      load_a(doa, sdo, warp, lane);
+      load_a<1>(qa, sq, warp, lane);
+      load_a<1>(doa, sdo, warp, lane);
     }
-    zero(p);
-    mma_abt(p, qa, sk, lane);  // q k^T
-    zero(dp);
-    mma_abt(dp, doa, sv, lane);  // dO v^T
+    zero<1>(p);
+    mma_abt<1>(p, qa, sk, lane);  // q k^T
+    zero<1>(dp);
+    mma_abt<1>(dp, doa, sv, lane);  // dO v^T
+#pragma unroll
     for (int n = 0; n < 8; ++n)
+#pragma unroll
       for (int j = 0; j < 2; ++j) {
-        const int key = kb * kBlock + n * 8 + 2 * t + j;
-        const float p0 = key > row0 ? 0.f : exp2f(p[n][j] * scale_log2 - l0);
-        const float p1 = key > row0 + 8 ? 0.f : exp2f(p[n][2 + j] * scale_log2 - l1);
-        dp[n][j] = p0 * (dp[n][j] - d0);  // dS
-        dp[n][2 + j] = p1 * (dp[n][2 + j] - d1);
+        p[0][n][j] = exp2f(fmaf(p[0][n][j], scale_log2, -l0));
+        p[0][n][2 + j] = exp2f(fmaf(p[0][n][2 + j], scale_log2, -l1));
       }
-    mma_pb(dq_acc, dp, sk, lane);  // dQ += dS k
+    if (kb == qb) mask_diagonal<true>(p[0], warp * 16 + g, t, 0.f);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        dp[0][n][j] = p[0][n][j] * (dp[0][n][j] - d0);  // dS
+        dp[0][n][2 + j] = p[0][n][2 + j] * (dp[0][n][2 + j] - d1);
+      }
+    mma_pb<1>(dq_acc, dp, sk, lane);  // dQ += dS k
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  store_rows(dq + head_base(lg, NH), lg.row, dq_acc, row0, scale, scale, t);
+  store_rows(dq + head_base(lg, NH), lg.row, dq_acc[0], row0, scale, scale, t);
 }
 
 // delta[b,h,t] = sum_d dout[b,t,h,d] * out[b,t,h,d], both in the (B, T, NH, HS) layout the
-// attention output has before its projection. One warp per (b, t, h).
+// attention output has before its projection. Eight lanes per (b, t, h) row of 64, 16 bytes
+// each from both tensors: wide loads keep enough bytes in flight to stream at HBM speed.
+constexpr int kDeltaLanes = kD / 8;
 __global__ void attention_delta_kernel(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH) {
-  const int lane = threadIdx.x % 32;
-  const long long item = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (item >= static_cast<long long>(B) * T * NH) return;
-  const int h = static_cast<int>(item % NH);
-  const long long bt = item / NH;
-  const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
-  const std::size_t base = static_cast<std::size_t>(item) * kD;  // (b, t, h) rows are consecutive
-  const __nv_bfloat162 x = reinterpret_cast<const __nv_bfloat162*>(dout + base)[lane];
-  const __nv_bfloat162 y = reinterpret_cast<const __nv_bfloat162*>(out + base)[lane];
-  float v = __low2float(x) * __low2float(y) + __high2float(x) * __high2float(y);
-  v = detail::warp_sum(v);
-  if (lane == 0) delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = v;
+  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long item = thread / kDeltaLanes;
+  const bool inside = item < static_cast<long long>(B) * T * NH;  // every lane joins the shuffles
+  float v = 0.f;
+  if (inside) {
+    const std::size_t at = static_cast<std::size_t>(item) * kD + (thread % kDeltaLanes) * 8;  // rows are consecutive
+    float x[8], y[8];
+    detail::load_bf16<8>(x, dout + at);
+    detail::load_bf16<8>(y, out + at);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v = fmaf(x[i], y[i], v);
+  }
+  for (int offset = kDeltaLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (inside && thread % kDeltaLanes == 0) {
+    const int h = static_cast<int>(item % NH);
+    const long long bt = item / NH;
+    const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
+    delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = v;
+  }
 }
 
 void check_shape(const char* what, int BH, int T, int HS) {
@@ -423,7 +530,7 @@ void flash_attention_forward(bf16* out, HeadLayout out_layout, float* lse, const
   check_shape("forward", B * NH, T, HS);
   static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
   (void)allowed;
-  flash_forward_kernel<<<dim3(T / kBlock, B * NH), kThreads, kForwardShared, stream>>>(
+  flash_forward_kernel<<<dim3(T / kBlock, B * NH), kForwardThreads, kForwardShared, stream>>>(
       out, out_layout, lse, q, k, v, in_layout, NH, T, scale * kLog2e);
   check_launch("flash_attention_forward");
 }
@@ -431,8 +538,9 @@ void flash_attention_forward(bf16* out, HeadLayout out_layout, float* lse, const
 void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH, int HS,
                      cudaStream_t stream) {
   require(HS == kD, "attention_delta: the head size must be 64");
-  const long long warps = static_cast<long long>(B) * T * NH;
-  attention_delta_kernel<<<static_cast<unsigned>((warps * 32 + 255) / 256), 256, 0, stream>>>(delta, dout, out, B, T, NH);
+  require(aligned16(dout) && aligned16(out), "attention_delta: dout and out must be 16-byte aligned");
+  const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
+  attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dout, out, B, T, NH);
   check_launch("attention_delta");
 }
 

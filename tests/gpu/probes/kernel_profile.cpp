@@ -1,0 +1,162 @@
+// kernel_profile: where a CUDA program's GPU time goes, kernel by kernel, without Nsight
+// (the lent GPU machine has none). A CUPTI injection library: the CUDA driver loads it into
+// any program that runs with
+//   CUDA_INJECTION64_PATH=/path/libgpuaccept_kernel_profile.so
+// so the same table comes out of gpuaccept-ddp and of the PyTorch anchor, side by side.
+//
+// At exit it writes, to $KERNEL_PROFILE_OUT (default stderr; "%p" in it becomes the process
+// id), one line per kernel name:
+// total GPU ms, share of all kernel time, launches and mean µs, heaviest first. With
+// $KERNEL_PROFILE_WINDOW_S only the kernels that start in the last that many seconds of GPU
+// activity count: the steady training steps, without warm-up, autotuning or compilation.
+//
+// Build (tests/gpu/CMakeLists.txt does this where CUPTI is found):
+//   g++ -O2 -shared -fPIC kernel_profile.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti
+#include <cupti.h>
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct KernelTotal {
+  double ns = 0;
+  long long launches = 0;
+};
+
+struct Launch {
+  int name;  // index into g_names
+  unsigned long long start, end;
+};
+
+std::mutex g_mutex;
+std::vector<std::string> g_names;        // demangled, without arguments
+std::map<std::string, int> g_name_index;  // name -> index into g_names
+std::vector<Launch> g_launches;
+
+void report_cupti(CUptiResult r, const char* call) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  std::fprintf(stderr, "kernel_profile: %s failed: %s\n", call, text ? text : "unknown error");
+}
+#define CUPTI_CALL(call) report_cupti((call), #call)
+
+// "void ns::kernel<8>(float*, int)" -> "ns::kernel<8>": the arguments only make names long.
+std::string short_name(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> demangled(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
+                                                        &std::free);
+  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  for (const std::string drop : {"(anonymous namespace)::", "void "}) {
+    for (auto at = name.find(drop); at != std::string::npos; at = name.find(drop)) name.erase(at, drop.size());
+  }
+  int depth = 0;  // cut at the first '(' outside template brackets
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>') --depth;
+    if (name[i] == '(' && depth == 0 && i > 0) return name.substr(0, i);
+  }
+  return name;
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  constexpr size_t kBytes = 8 << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBytes));
+  *size = kBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  std::lock_guard lock(g_mutex);
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    auto [it, added] = g_name_index.try_emplace(short_name(k->name), static_cast<int>(g_names.size()));
+    if (added) g_names.push_back(it->first);
+    g_launches.push_back({it->second, k->start, k->end});
+  }
+  std::free(buffer);
+}
+
+// Wall time the GPU spent running at least one kernel: with kernels on several streams the
+// sum of kernel times exceeds it.
+double busy_ns(std::vector<Launch> kept) {
+  std::sort(kept.begin(), kept.end(), [](const Launch& a, const Launch& b) { return a.start < b.start; });
+  double busy = 0;
+  unsigned long long open = 0, close = 0;
+  for (const auto& k : kept) {
+    if (k.start > close) {
+      busy += static_cast<double>(close - open);
+      open = k.start, close = k.end;
+    } else {
+      close = std::max(close, k.end);
+    }
+  }
+  return busy + static_cast<double>(close - open);
+}
+
+void write_report() {
+  CUPTI_CALL(cuptiActivityFlushAll(1));
+  std::lock_guard lock(g_mutex);
+  const char* window_s = std::getenv("KERNEL_PROFILE_WINDOW_S");
+  const double window_ns = window_s ? std::atof(window_s) * 1e9 : 0;
+  unsigned long long last_end = 0;
+  for (const auto& k : g_launches) last_end = std::max(last_end, k.end);
+  std::vector<Launch> kept;
+  for (const auto& k : g_launches)
+    if (window_ns <= 0 || static_cast<double>(k.start) >= static_cast<double>(last_end) - window_ns) kept.push_back(k);
+
+  std::map<int, KernelTotal> totals;
+  for (const auto& k : kept) {
+    totals[k.name].ns += static_cast<double>(k.end - k.start);
+    ++totals[k.name].launches;
+  }
+  std::vector<std::pair<std::string, KernelTotal>> rows;
+  for (const auto& [name, t] : totals) rows.emplace_back(g_names[static_cast<std::size_t>(name)], t);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  double total = 0;
+  for (const auto& r : rows) total += r.second.ns;
+
+  // A process that ran no kernel (torchrun's launcher initialises CUDA too) writes nothing,
+  // so it cannot overwrite the report of the process that did the work.
+  if (rows.empty()) return;
+  // "%p" in the path becomes the process id: one report per rank.
+  std::string path = std::getenv("KERNEL_PROFILE_OUT") ? std::getenv("KERNEL_PROFILE_OUT") : "";
+  if (auto at = path.find("%p"); at != std::string::npos) path.replace(at, 2, std::to_string(getpid()));
+  FILE* out = path.empty() ? stderr : std::fopen(path.c_str(), "w");
+  if (!out) {
+    std::fprintf(stderr, "kernel_profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    out = stderr;
+  }
+  std::fprintf(out, "# kernel time %.3f ms in %zu kernel names, GPU busy %.3f ms, %s\n", total / 1e6, rows.size(),
+               busy_ns(kept) / 1e6, window_ns > 0 ? ("last " + std::string(window_s) + " s of GPU activity").c_str()
+                                                  : "whole run");
+  std::fprintf(out, "%10s %6s %9s %10s  %s\n", "total_ms", "share", "launches", "mean_us", "kernel");
+  for (const auto& [name, t] : rows)
+    std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s\n", t.ns / 1e6, total > 0 ? 100.0 * t.ns / total : 0.0,
+                 t.launches, t.ns / 1e3 / static_cast<double>(t.launches), name.c_str());
+  if (out != stderr) std::fclose(out);
+}
+
+}  // namespace
+
+// Called by the CUDA driver when it loads this library through CUDA_INJECTION64_PATH.
+extern "C" int InitializeInjection(void) {
+  CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+  // CONCURRENT_KERNEL leaves kernels to overlap as they would; KERNEL would serialise them.
+  CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  std::atexit(write_report);
+  return 1;
+}
