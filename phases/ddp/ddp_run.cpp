@@ -21,15 +21,13 @@
 #include "ddp/run_summary.h"
 #include "ddp/token_source.h"
 #include "ddp/trainer.h"
-#include "nccl-scaling/rank_info.h"
-#include "nccl-scaling/runtime.h"
+#include "cuda/rank_info.h"
+#include "cuda/rank_runtime.h"
 
 namespace gpuaccept::ddp {
 
 namespace {
 
-using nccl_scaling::Fault;
-using nccl_scaling::Runtime;
 
 std::vector<int> all_ranks(int size) {
   std::vector<int> r(static_cast<std::size_t>(size));
@@ -60,12 +58,12 @@ class DdpPhase {
   int steps_done_ = 0;
 
   void skip_all(const std::string& why);
-  std::vector<nccl_scaling::RankInfo> exchange_devices();
-  void record_gpu_sharing(const std::vector<nccl_scaling::RankInfo>& ranks);
+  std::vector<RankInfo> exchange_devices();
+  void record_gpu_sharing(const std::vector<RankInfo>& ranks);
   void gradient_check();
   void train(const TokenSource& data);
-  void handle_fault(const std::string& what, const Fault* fault, Runtime* rt);
-  std::string who_did_not_arrive(const Fault& fault, Runtime& rt) const;
+  void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
+  std::string who_did_not_arrive(const Fault& fault, RankRuntime& rt) const;
   const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 };
 
@@ -78,7 +76,7 @@ void DdpPhase::run() {
   device_ = choose_rank_device(world_);
   // Every rank takes part, with a GPU or not, so that all of them decide the same: one rank
   // going on alone would wait for the others in NCCL's initialisation.
-  const std::vector<nccl_scaling::RankInfo> ranks = exchange_devices();
+  const std::vector<RankInfo> ranks = exchange_devices();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (ranks[r].error.empty()) continue;
     const std::string why =
@@ -103,8 +101,8 @@ void DdpPhase::run() {
 }
 
 // Each rank's GPU (or why it has none), gathered through World.
-std::vector<nccl_scaling::RankInfo> DdpPhase::exchange_devices() {
-  nccl_scaling::RankInfo me;
+std::vector<RankInfo> DdpPhase::exchange_devices() {
+  RankInfo me;
   me.host = world_.hostname();
   if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
   me.error = device_.index < 0 ? device_.reason : "";
@@ -112,17 +110,17 @@ std::vector<nccl_scaling::RankInfo> DdpPhase::exchange_devices() {
   me.name = device_.name;
   me.uuid = device_.uuid;
   me.pci_bus_id = device_.pci_bus_id;
-  std::vector<nccl_scaling::RankInfo> all;
+  std::vector<RankInfo> all;
   for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
-    all.push_back(nlohmann::json::parse(text).get<nccl_scaling::RankInfo>());
+    all.push_back(nlohmann::json::parse(text).get<RankInfo>());
   return all;
 }
 
 // Ranks on one GPU: NCCL refuses them at init (the training record then says so), unless
 // each rank has its own NCCL_HOSTID (tests/gpu/ranks_on_one_gpu.sh); then training runs,
 // but its throughput is not a GPU's, and a FAIL says why.
-void DdpPhase::record_gpu_sharing(const std::vector<nccl_scaling::RankInfo>& ranks) {
-  const nccl_scaling::GpuSharing sharing = nccl_scaling::find_gpu_sharing(ranks);
+void DdpPhase::record_gpu_sharing(const std::vector<RankInfo>& ranks) {
+  const GpuSharing sharing = find_gpu_sharing(ranks);
   if (!sharing.refused.empty()) log_rank0("ddp: {}", sharing.refused);
   else if (!sharing.joined.empty() && world_.rank() == 0) {
     results_.check("gpu_sharing", Status::Fail, sharing.joined);
@@ -172,7 +170,7 @@ void DdpPhase::train(const TokenSource& data) {
   // Owned out here so that after a fault they outlive the try block: handle_fault reads
   // the trainer's progress, and none of them is freed (a kernel that ignored the abort
   // would make cudaFree wait forever; the process ends soon after).
-  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<RankRuntime> rt;
   std::unique_ptr<gpu::GptModel> model;
   std::unique_ptr<Trainer> trainer;
   const auto abandon = [&] {
@@ -185,9 +183,8 @@ void DdpPhase::train(const TokenSource& data) {
     log_rank0("ddp: initial weights (seed {})", config_.seed);
     std::vector<float> init = gpu::to_padded_master(model_config, init_params(model_config, config_.seed));
 
-    nccl_scaling::Options rt_options;
-    rt_options.timeout_s = config_.step_timeout_s;
-    Runtime::Setup setup;
+    const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
+    RankRuntime::Setup setup;
     setup.device = device_.index;
     setup.arrivals_dir = results_.run_dir() / "ddp.arrivals";
     setup.create_abort_file = rank == 0;
@@ -204,7 +201,7 @@ void DdpPhase::train(const TokenSource& data) {
       }
       std::_Exit(1);
     };
-    rt = std::make_unique<Runtime>(world_, rt_options, std::move(setup));
+    rt = std::make_unique<RankRuntime>(world_, deadlines, std::move(setup));
 
     model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len,
                                             gpu::ModelOptions{.flash_attention = config_.flash_attention,
@@ -292,7 +289,7 @@ void DdpPhase::train(const TokenSource& data) {
   }
 }
 
-void DdpPhase::handle_fault(const std::string& what, const Fault* fault, Runtime* rt) {
+void DdpPhase::handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt) {
   log_error("ddp stops during {}: {}", stage_, what);
   std::string who;
   if (rt) {
@@ -333,12 +330,12 @@ void DdpPhase::handle_fault(const std::string& what, const Fault* fault, Runtime
 
 // After a fault in a step: which ranks of its communicator had not reached it, read from
 // the arrival board (no collective: one would hang). Empty when the wait had no step.
-std::string DdpPhase::who_did_not_arrive(const Fault& fault, Runtime& rt) const {
-  const nccl_scaling::WaitContext& wait = fault.context();
+std::string DdpPhase::who_did_not_arrive(const Fault& fault, RankRuntime& rt) const {
+  const WaitContext& wait = fault.context();
   if (wait.target < 0 || wait.members.empty()) return {};
   // Dead: silent for two heartbeat periods (a live rank's watchdog thread writes on).
   const double dead_after_s = 2 * rt.options().heartbeat_s + 1;
-  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, nccl_scaling::unix_now(),
+  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, unix_now(),
                                 dead_after_s);
   std::erase_if(laggards, [&](const Laggard& l) { return l.rank == world_.rank(); });
   return describe_fault_laggards(laggards, fault.waited_s(), dead_after_s, describe_arrival_progress);

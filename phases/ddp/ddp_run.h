@@ -6,8 +6,8 @@
 //      must follow the same loss curve;
 //   5. scaling: the same per-GPU batch trained by each GPU alone and by each node, so
 //      tokens/s per GPU at 1 GPU, one node and all nodes come from one job.
-// A rank that dies or hangs ends it through nccl-scaling's Runtime (deadlines, abort
-// notices, watchdog); what was measured is kept and the failure recorded.
+// A rank that dies or hangs ends it through RankRuntime (src/cuda/rank_runtime.h:
+// deadlines, abort notices, watchdog); what was measured is kept and the failure recorded.
 #pragma once
 
 #include "ddp/ddp_config.h"

@@ -13,7 +13,6 @@
 
 namespace gpuaccept::ddp {
 
-using nccl_scaling::WaitContext;
 
 namespace {
 
@@ -25,7 +24,7 @@ bool decays(const ParamTensor& t) { return t.shape.size() - (t.per_layer ? 1 : 0
 }  // namespace
 
 Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data,
-                 nccl_scaling::Runtime& runtime, std::vector<float> init, int max_micro)
+                 RankRuntime& runtime, std::vector<float> init, int max_micro)
     : model_(model),
       config_(config),
       data_(data),

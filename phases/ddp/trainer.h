@@ -1,9 +1,9 @@
 // The training loop: for each optimizer step, forward and backward over each micro-batch
 // (gradients accumulate), the gradient buckets all-reduced while backward runs
 // (gpu/gradient_sync.h), then global-norm clipping and AdamW, all on the GPU with one
-// host wait per step. Every wait is bounded (nccl-scaling's Runtime: deadline, NCCL
-// async errors, other ranks' abort notices), so a dead or hung rank ends the run with a
-// Fault instead of a hang.
+// host wait per step. Every wait is bounded (RankRuntime in src/cuda/rank_runtime.h:
+// deadline, NCCL async errors, other ranks' abort notices), so a dead or hung rank ends the
+// run with a Fault instead of a hang.
 #pragma once
 
 #include <memory>
@@ -19,7 +19,7 @@
 #include "ddp/gpu/gradient_sync.h"
 #include "ddp/run_stats.h"
 #include "ddp/token_source.h"
-#include "nccl-scaling/runtime.h"
+#include "cuda/rank_runtime.h"
 
 namespace gpuaccept::ddp {
 
@@ -44,7 +44,7 @@ class Trainer {
  public:
   // `init`: the initial master weights (layout of model.layout()); every run starts there
   // with fresh AdamW state. max_micro: the most micro-batches any run will ask for.
-  Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data, nccl_scaling::Runtime& runtime,
+  Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data, RankRuntime& runtime,
           std::vector<float> init, int max_micro);
 
   TrainRun run(const TrainSpec& spec);
@@ -58,7 +58,7 @@ class Trainer {
   gpu::GptModel& model_;
   const DdpConfig& config_;
   const TokenSource& data_;
-  nccl_scaling::Runtime& runtime_;
+  RankRuntime& runtime_;
   std::vector<float> init_;
   int max_micro_;
   TrainRun current_;

@@ -24,7 +24,8 @@ WaitContext with(const WaitContext& base, const std::string& what) {
 
 }  // namespace
 
-Bench::Bench(Runtime& rt) : rt_(rt), marks_(static_cast<std::size_t>(rt.options().batches) + 1) {}
+Bench::Bench(RankRuntime& rt, const Options& opts, SweepBuffers& buffers)
+    : rt_(rt), opts_(opts), buf_(buffers), marks_(static_cast<std::size_t>(opts.batches) + 1) {}
 
 PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const ElemCounts& k, bool in_place,
                                          NcclComm& comm, int rank, int nranks, const IterPlan& plan,
@@ -32,13 +33,13 @@ PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const
   const auto di = info(dtype);
   const std::size_t elt = di.size;
   const cudaStream_t stream = rt_.stream();
-  const double timeout = rt_.options().timeout_s;
+  const double timeout = opts_.timeout_s;
   const WaitContext ctx = with(base, in_place ? "in-place" : "out-of-place");
 
   // nccl-tests' startColl: operation `iter` runs at offset total * (iter % steps) in both
   // buffers, so consecutive operations touch different memory.
   const std::size_t total = std::max(k.send, k.recv) * elt;
-  const std::size_t steps = total ? std::max<std::size_t>(1, rt_.buffer_bytes() / total) : 1;
+  const std::size_t steps = total ? std::max<std::size_t>(1, buf_.bytes() / total) : 1;
   LaunchArgs args;
   args.count = k.param;
   args.dtype = di.nccl;
@@ -50,8 +51,8 @@ PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const
   args.stream = stream;
   auto place = [&](int iter) {
     const std::size_t shift = total * (static_cast<std::size_t>(iter) % steps);
-    char* recv = rt_.recv_buffer() + shift;
-    char* send = rt_.send_buffer() + shift;
+    char* recv = buf_.recv() + shift;
+    char* send = buf_.send() + shift;
     args.send = in_place ? recv + k.send_inplace_offset * elt * static_cast<std::size_t>(rank) : send;
     args.recv = in_place ? recv + k.recv_inplace_offset * elt * static_cast<std::size_t>(rank) : recv;
   };
@@ -70,10 +71,10 @@ PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const
   // In-place broadcast: only the root's input matters, and a non-root's buffer must keep
   // the poison until the root's data overwrites it.
   const bool fill = !(c.id == CollId::Broadcast && in_place && rank != 0);
-  char* const input = in_place ? rt_.recv_buffer() + k.send_inplace_offset * elt * static_cast<std::size_t>(rank)
-                               : rt_.send_buffer();
-  char* const output = in_place ? rt_.recv_buffer() + k.recv_inplace_offset * elt * static_cast<std::size_t>(rank)
-                                : rt_.recv_buffer();
+  char* const input = in_place ? buf_.recv() + k.send_inplace_offset * elt * static_cast<std::size_t>(rank)
+                               : buf_.send();
+  char* const output = in_place ? buf_.recv() + k.recv_inplace_offset * elt * static_cast<std::size_t>(rank)
+                                : buf_.recv();
   if (fill) fill_input(input, k.send, dtype, expect, rank, stream);
 
   PlacementResult result;
@@ -108,22 +109,22 @@ PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const
   }
   result.time_us = median(per_op_us);
 
-  if (rt_.options().check) {
+  if (opts_.check) {
     const WaitContext check_ctx = with(ctx, "verification");
-    poison(rt_.recv_buffer(), (in_place ? std::max(k.send, k.recv) : k.recv) * elt, stream);
+    poison(buf_.recv(), (in_place ? std::max(k.send, k.recv) : k.recv) * elt, stream);
     if (fill) fill_input(input, k.send, dtype, expect, rank, stream);
     {
       auto g = rt_.guard(check_ctx, timeout);
       launch(0, check_ctx);
     }
-    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(rt_.wrong_counter(), 0, sizeof(unsigned long long), stream));
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(buf_.wrong_counter(), 0, sizeof(unsigned long long), stream));
     // reduce: only the root's output is defined.
-    if (c.id != CollId::Reduce || rank == 0) count_wrong(output, k.recv, dtype, expect, rt_.wrong_counter(), stream);
-    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(rt_.wrong_host(), rt_.wrong_counter(), sizeof(unsigned long long),
+    if (c.id != CollId::Reduce || rank == 0) count_wrong(output, k.recv, dtype, expect, buf_.wrong_counter(), stream);
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(buf_.wrong_host(), buf_.wrong_counter(), sizeof(unsigned long long),
                                          cudaMemcpyDeviceToHost, stream));
     check_.record(stream);
     rt_.wait(check_.get(), {comm.get()}, check_ctx, timeout);
-    result.wrong = static_cast<long long>(*rt_.wrong_host());
+    result.wrong = static_cast<long long>(*buf_.wrong_host());
   }
   return result;
 }
@@ -136,29 +137,29 @@ RowResult Bench::measure_row(const Collective& c, Dtype dtype, std::size_t bytes
   RowResult r;
   r.counts = counts_for_size(c, bytes, elt, nranks);
   r.size_bytes = r.counts.size_bytes(elt);
-  r.plan = iter_plan(rt_.options(), bytes);
+  r.plan = iter_plan(opts_, bytes);
   r.mine[0] = measure_placement(c, dtype, r.counts, false, comm, rank, nranks, r.plan, ctx);
   if (c.has_inplace) r.mine[1] = measure_placement(c, dtype, r.counts, true, comm, rank, nranks, r.plan, ctx);
 
   // Gather every rank's figures over the same communicator (4 doubles per rank).
-  double* mine = rt_.stats_host();
+  double* mine = buf_.stats_host();
   mine[0] = r.mine[0].time_us;
   mine[1] = static_cast<double>(r.mine[0].wrong);
   mine[2] = r.mine[1].run ? r.mine[1].time_us : kNaN;
   mine[3] = static_cast<double>(r.mine[1].wrong);
   const cudaStream_t stream = rt_.stream();
   const WaitContext gather_ctx = with(ctx, "gathering the ranks' figures");
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(rt_.stats_send(), mine, 4 * sizeof(double), cudaMemcpyHostToDevice, stream));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(buf_.stats_send(), mine, 4 * sizeof(double), cudaMemcpyHostToDevice, stream));
   {
-    auto g = rt_.guard(gather_ctx, rt_.options().timeout_s);
-    rt_.check(ncclAllGather(rt_.stats_send(), rt_.stats_recv(), 4, ncclFloat64, comm.get(), stream), comm.get(),
+    auto g = rt_.guard(gather_ctx, opts_.timeout_s);
+    rt_.check(ncclAllGather(buf_.stats_send(), buf_.stats_recv(), 4, ncclFloat64, comm.get(), stream), comm.get(),
               gather_ctx, "ncclAllGather");
   }
   double* all = mine + 4;
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(all, rt_.stats_recv(), 4 * sizeof(double) * static_cast<std::size_t>(nranks),
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(all, buf_.stats_recv(), 4 * sizeof(double) * static_cast<std::size_t>(nranks),
                                        cudaMemcpyDeviceToHost, stream));
   stats_.record(stream);
-  rt_.wait(stats_.get(), {comm.get()}, gather_ctx, rt_.options().timeout_s);
+  rt_.wait(stats_.get(), {comm.get()}, gather_ctx, opts_.timeout_s);
   r.ranks.resize(static_cast<std::size_t>(nranks));
   for (int q = 0; q < nranks; ++q) {
     const double* s = all + 4 * q;

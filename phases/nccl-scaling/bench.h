@@ -14,8 +14,10 @@
 
 #include <vector>
 
+#include "cuda/rank_runtime.h"
 #include "nccl-scaling/collective.h"
-#include "nccl-scaling/runtime.h"
+#include "nccl-scaling/options.h"
+#include "nccl-scaling/sweep_buffers.h"
 
 namespace gpuaccept::nccl_scaling {
 
@@ -50,14 +52,16 @@ RowFigures row_figures(const Collective& c, const RowResult& r, int placement, i
 
 class Bench {
  public:
-  explicit Bench(Runtime& rt);
+  Bench(RankRuntime& rt, const Options& opts, SweepBuffers& buffers);
 
   // Called by every rank of `comm` together; `members`: world ranks by communicator rank.
   RowResult measure_row(const Collective& c, Dtype dtype, std::size_t bytes, NcclComm& comm,
                         const std::vector<int>& members, const WaitContext& ctx);
 
  private:
-  Runtime& rt_;
+  RankRuntime& rt_;
+  const Options& opts_;
+  SweepBuffers& buf_;
   CudaEvent warm_, check_, stats_;
   std::vector<CudaEvent> marks_;
 

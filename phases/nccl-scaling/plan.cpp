@@ -219,4 +219,16 @@ std::string classify_transport(const std::vector<int>& members, const Topology& 
   return intra.empty() ? net : intra + "+" + net;
 }
 
+Topology nccl_hosts(const std::vector<RankInfo>& ranks) {
+  Topology t;
+  std::map<std::string, int> index;
+  for (const RankInfo& r : ranks) {
+    const std::string host = r.nccl_host_id.empty() ? r.host : r.nccl_host_id;
+    const auto [it, added] = index.try_emplace(host, static_cast<int>(t.node_names.size()));
+    if (added) t.node_names.push_back(host);
+    t.rank_node.push_back(it->second);
+  }
+  return t;
+}
+
 }  // namespace gpuaccept::nccl_scaling

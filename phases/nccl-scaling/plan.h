@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/rank_info.h"
+
 #include "nccl-scaling/options.h"
 
 namespace gpuaccept::nccl_scaling {
@@ -69,15 +71,8 @@ struct PairPlan {
 PairPlan plan_gpu_pairs(const Topology& topo, const std::vector<int>& gpu_index_of_rank);
 PairPlan plan_node_pairs(const Topology& topo, PairMode mode);
 
-// What NCCL will use between the ranks of a group, from what the hardware and the
-// environment say (see README: not read back from NCCL).
-struct RankLinks {
-  bool known = false;                // NVML described this rank's GPU
-  int nvml_index = -1;               // the GPU's index on its node; -1 unknown
-  bool nvswitch = false;             // an active NVLink to an NVSwitch (reaches every GPU on it)
-  std::vector<int> nvlink_peers;     // nvml indices of GPUs wired to this one directly
-  bool ib = false;                   // the node has an active InfiniBand/RoCE port
-};
+// What NCCL will use between the ranks of a group, from what the hardware (RankLinks, in
+// cuda/rank_info.h) and the environment say (see README: not read back from NCCL).
 struct NcclNetEnv {
   std::string nccl_net;     // NCCL_NET
   std::string ib_disable;   // NCCL_IB_DISABLE
@@ -85,5 +80,10 @@ struct NcclNetEnv {
 };
 std::string classify_transport(const std::vector<int>& members, const Topology& topo,
                                const std::vector<RankLinks>& links, const NcclNetEnv& env);
+
+// The hosts as NCCL sees them, which decide its transports: ranks with the same NCCL_HOSTID
+// (or, where unset, the same hostname) are one host to NCCL. The same as the Slurm nodes,
+// except where NCCL_HOSTID splits a node (tests/gpu/nccl_two_nodes.sh, ranks_on_one_gpu.sh).
+Topology nccl_hosts(const std::vector<RankInfo>& ranks);
 
 }  // namespace gpuaccept::nccl_scaling

@@ -113,15 +113,16 @@ void Sweep::run() {
   checkpoint_if_due(true);
 
   try {
-    Runtime::Setup setup;
+    RankRuntime::Setup setup;
     setup.device = infos_[static_cast<std::size_t>(rank_)].device;
-    setup.buffer_bytes = buffer_bytes_;
-    setup.max_group = world_.size();
     setup.arrivals_dir = ctx_.results.run_dir() / (ctx_.results.phase() + ".arrivals");
     setup.create_abort_file = rank_ == 0;
     setup.last_resort = [this](const std::string& why) { last_resort(why); };
-    rt_ = std::make_unique<Runtime>(world_, opts_, std::move(setup));
-    bench_ = std::make_unique<Bench>(*rt_);
+    const RuntimeOptions deadlines{.timeout_s = opts_.timeout_s, .heartbeat_s = opts_.heartbeat_s,
+                                   .nonblocking = opts_.nonblocking};
+    rt_ = std::make_unique<RankRuntime>(world_, deadlines, std::move(setup));
+    buffers_ = std::make_unique<SweepBuffers>(buffer_bytes_, world_.size(), rt_->stream());
+    bench_ = std::make_unique<Bench>(*rt_, opts_, *buffers_);
     sync_done_ = std::make_unique<CudaEvent>();
     progress_ = std::make_unique<Progress>(static_cast<int>(steps_.size()));
     last_checkpoint_ = WatchClock::now();
@@ -178,7 +179,7 @@ void Sweep::world_sync() {
   NcclComm& w = rt_->world_comm();
   {
     auto g = rt_->guard(ctx, opts_.timeout_s);
-    rt_->check(ncclAllReduce(rt_->sync_value(), rt_->sync_value(), 1, ncclFloat32, ncclSum, w.get(), rt_->stream()),
+    rt_->check(ncclAllReduce(buffers_->sync_value(), buffers_->sync_value(), 1, ncclFloat32, ncclSum, w.get(), rt_->stream()),
                w.get(), ctx, "ncclAllReduce");
     sync_done_->record(rt_->stream());
   }
@@ -191,15 +192,15 @@ const double* Sweep::world_gather(const double (&mine)[4], const WaitContext& ct
   current_ = ctx;
   NcclComm& w = rt_->world_comm();
   const cudaStream_t stream = rt_->stream();
-  double* host = rt_->stats_host();
+  double* host = buffers_->stats_host();
   std::copy(std::begin(mine), std::end(mine), host);
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(rt_->stats_send(), host, 4 * sizeof(double), cudaMemcpyHostToDevice, stream));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(buffers_->stats_send(), host, 4 * sizeof(double), cudaMemcpyHostToDevice, stream));
   {
     auto g = rt_->guard(ctx, opts_.timeout_s);
-    rt_->check(ncclAllGather(rt_->stats_send(), rt_->stats_recv(), 4, ncclFloat64, w.get(), stream), w.get(), ctx,
+    rt_->check(ncclAllGather(buffers_->stats_send(), buffers_->stats_recv(), 4, ncclFloat64, w.get(), stream), w.get(), ctx,
                "ncclAllGather");
   }
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host + 4, rt_->stats_recv(), 4 * sizeof(double) * static_cast<std::size_t>(world_.size()),
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host + 4, buffers_->stats_recv(), 4 * sizeof(double) * static_cast<std::size_t>(world_.size()),
                                        cudaMemcpyDeviceToHost, stream));
   sync_done_->record(stream);
   rt_->wait(sync_done_->get(), {w.get()}, ctx, opts_.timeout_s + 3 * last_step_s_);

@@ -3,7 +3,7 @@
 // in lockstep: after each step a one-element all_reduce on the world communicator, so a
 // rank that died or hung is noticed by every rank within a step plus the timeout, and a
 // rank that has nothing to do at a scale (inter_node's idle GPUs) never waits longer than
-// one step. Faults (Runtime's Fault) end the sweep on the rank: communicators aborted, one
+// one step. Faults (RankRuntime's Fault) end the sweep on the rank: communicators aborted, one
 // FAIL naming the ranks that did not arrive, an abort notice for the other ranks,
 // everything measured so far checkpointed, and a bounded final gather (README.md).
 #pragma once

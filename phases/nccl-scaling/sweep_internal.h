@@ -13,8 +13,8 @@
 #include "nccl-scaling/options.h"
 #include "nccl-scaling/pairs.h"
 #include "nccl-scaling/plan.h"
-#include "nccl-scaling/rank_info.h"
-#include "nccl-scaling/runtime.h"
+#include "cuda/rank_info.h"
+#include "cuda/rank_runtime.h"
 #include "nccl-scaling/table.h"
 #include "phase/phase_runner.h"
 
@@ -44,7 +44,8 @@ class Sweep {
   std::size_t pair_bytes_ = 0;
   std::size_t buffer_bytes_ = 0;
   std::vector<StepInfo> steps_;
-  std::unique_ptr<Runtime> rt_;
+  std::unique_ptr<RankRuntime> rt_;
+  std::unique_ptr<SweepBuffers> buffers_;
   std::unique_ptr<Bench> bench_;
   std::unique_ptr<Progress> progress_;
   std::unique_ptr<CudaEvent> sync_done_;  // the end-of-step sync and the pair rounds' gather
@@ -78,7 +79,7 @@ class Sweep {
   void end_step(bool world_sync);
   void world_sync();
   // Every rank's 4 doubles to every rank over the world communicator; returns rank r's at
-  // [4r, 4r+4) of Runtime::stats_host() + 4. Also the step's sync.
+  // [4r, 4r+4) of SweepBuffers::stats_host() + 4. Also the step's sync.
   const double* world_gather(const double (&mine)[4], const WaitContext& ctx);
   std::vector<int> gpu_index_of_rank() const;
   void run_collective_scale(Scale scale);

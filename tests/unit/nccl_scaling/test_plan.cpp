@@ -6,6 +6,7 @@
 
 #include "nccl-scaling/plan.h"
 
+using namespace gpuaccept;
 using namespace gpuaccept::nccl_scaling;
 
 namespace {

@@ -1,9 +1,12 @@
 // Ranks that share a GPU: refused as NCCL refuses them, or run (distinct NCCL_HOSTID) and
-// marked as not this GPU's figures; and RankInfo's trip through JSON.
+// marked as not this GPU's figures; RankInfo's trip through JSON (src/cuda/rank_info.h);
+// the hosts NCCL sees (nccl-scaling's plan).
 #include <catch2/catch.hpp>
 
-#include "nccl-scaling/rank_info.h"
+#include "cuda/rank_info.h"
+#include "nccl-scaling/plan.h"
 
+using namespace gpuaccept;
 using namespace gpuaccept::nccl_scaling;
 
 namespace {

@@ -1,5 +1,6 @@
 // What each rank found about its GPU, exchanged once through World (as JSON), and the one
-// rule about ranks that share a GPU.
+// rule about ranks that share a GPU. Used by every phase whose ranks talk over NCCL
+// (nccl-scaling, ddp).
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nccl-scaling/plan.h"
+namespace gpuaccept {
 
-namespace gpuaccept::nccl_scaling {
+// What the hardware says about a rank's GPU links (NVML, sysfs): nccl-scaling predicts
+// NCCL's transport from it.
+struct RankLinks {
+  bool known = false;                // NVML described this rank's GPU
+  int nvml_index = -1;               // the GPU's index on its node; -1 unknown
+  bool nvswitch = false;             // an active NVLink to an NVSwitch (reaches every GPU on it)
+  std::vector<int> nvlink_peers;     // nvml indices of GPUs wired to this one directly
+  bool ib = false;                   // the node has an active InfiniBand/RoCE port
+};
 
 struct RankInfo {
   std::string host;
@@ -36,9 +45,4 @@ struct GpuSharing {
 };
 GpuSharing find_gpu_sharing(const std::vector<RankInfo>& ranks);
 
-// The hosts as NCCL sees them, which decide its transports: ranks with the same NCCL_HOSTID
-// (or, where unset, the same hostname) are one host to NCCL. The same as the Slurm nodes,
-// except where NCCL_HOSTID splits a node (tests/gpu/nccl_two_nodes.sh, ranks_on_one_gpu.sh).
-Topology nccl_hosts(const std::vector<RankInfo>& ranks);
-
-}  // namespace gpuaccept::nccl_scaling
+}  // namespace gpuaccept

@@ -1,4 +1,4 @@
-#include "nccl-scaling/runtime.h"
+#include "cuda/rank_runtime.h"
 
 #include <cstring>
 
@@ -7,7 +7,7 @@
 #include "common/log.h"
 #include "cuda/cuda_check.h"
 
-namespace gpuaccept::nccl_scaling {
+namespace gpuaccept {
 
 namespace {
 
@@ -39,7 +39,7 @@ Fault::Fault(Kind kind, WaitContext ctx, std::string detail, double waited_s)
       detail_(std::move(detail)),
       waited_s_(waited_s) {}
 
-Runtime::Runtime(World& world, const Options& options, Setup setup)
+RankRuntime::RankRuntime(World& world, const RuntimeOptions& options, Setup setup)
     : world_(world),
       options_(options),
       setup_(std::move(setup)),
@@ -78,28 +78,15 @@ Runtime::Runtime(World& world, const Options& options, Setup setup)
   // From here on the threads run: a failure must stop them before the exception leaves the
   // constructor (no destructor runs then, and a joinable std::thread would terminate us).
   try {
-    init_device_and_comm();
+    init_comm();
   } catch (...) {
     stop_threads();
     throw;
   }
 }
 
-void Runtime::init_device_and_comm() {
+void RankRuntime::init_comm() {
   stream_ = std::make_unique<CudaStream>();
-  buffer_bytes_ = setup_.buffer_bytes;
-  send_ = DeviceBuffer<char>(buffer_bytes_);
-  recv_ = DeviceBuffer<char>(buffer_bytes_);
-  wrong_dev_ = DeviceBuffer<unsigned long long>(2);
-  wrong_host_ = PinnedBuffer<unsigned long long>(2);
-  stats_send_dev_ = DeviceBuffer<double>(4);
-  stats_recv_dev_ = DeviceBuffer<double>(4 * static_cast<std::size_t>(std::max(setup_.max_group, world_.size())));
-  stats_host_ = PinnedBuffer<double>(4 + 4 * static_cast<std::size_t>(std::max(setup_.max_group, world_.size())));
-  sync_dev_ = DeviceBuffer<float>(1);
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(send_.get(), 0, buffer_bytes_, stream()));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(recv_.get(), 0, buffer_bytes_, stream()));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(sync_dev_.get(), 0, sizeof(float), stream()));
-  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream()));
 
   // The world communicator: rank 0's unique id through World (PMIx), as NcclComm does,
   // but with our config (blocking or not).
@@ -122,9 +109,9 @@ void Runtime::init_device_and_comm() {
   check(rc, comm, ctx, "ncclCommInitRankConfig");
 }
 
-Runtime::~Runtime() { stop_threads(); }
+RankRuntime::~RankRuntime() { stop_threads(); }
 
-void Runtime::stop_threads() {
+void RankRuntime::stop_threads() {
   if (watchdog_) watchdog_->stop();
   {
     std::lock_guard lock(heartbeat_mu_);
@@ -138,7 +125,7 @@ void Runtime::stop_threads() {
   }
 }
 
-void Runtime::shutdown() {
+void RankRuntime::shutdown() {
   if (world_comm_) {
     auto g = guard({"ncclCommDestroy of the world communicator", {}, -1}, options_.timeout_s);
     if (options_.nonblocking && world_comm_->get()) {
@@ -150,15 +137,15 @@ void Runtime::shutdown() {
   stop_threads();
 }
 
-void Runtime::abandon() { stop_threads(); }
+void RankRuntime::abandon() { stop_threads(); }
 
-std::optional<std::string> Runtime::abort_notice() const {
+std::optional<std::string> RankRuntime::abort_notice() const {
   if (!notice_seen_.load()) return std::nullopt;
   std::lock_guard lock(notice_mu_);
   return notice_;
 }
 
-void Runtime::beat() {
+void RankRuntime::beat() {
   const auto now = WatchClock::now();
   const long long p = progress_.load();
   const double waiting = waiting_s_.load();
@@ -189,22 +176,22 @@ void Runtime::beat() {
                                  kNoticeGraceS, abort_notice().value_or("")));
 }
 
-void Runtime::take_last_resort(const std::string& why) {
+void RankRuntime::take_last_resort(const std::string& why) {
   if (last_resort_taken_.exchange(true)) return;
   log_error("last resort: {}", why);
   abort_all();
   if (setup_.last_resort) setup_.last_resort(why);
 }
 
-WatchdogScope Runtime::guard(const WaitContext& ctx, double timeout_s) {
+WatchdogScope RankRuntime::guard(const WaitContext& ctx, double timeout_s) {
   return WatchdogScope(*watchdog_, ctx.what, after(timeout_s + kWatchdogSlackS));
 }
 
-void Runtime::raise_wait_failure(Fault::Kind kind, const WaitContext& ctx, std::string detail, double waited_s) {
+void RankRuntime::raise_wait_failure(Fault::Kind kind, const WaitContext& ctx, std::string detail, double waited_s) {
   throw Fault(kind, ctx, std::move(detail), waited_s);
 }
 
-void Runtime::wait_ready(ncclComm_t comm, const WaitContext& ctx) {
+void RankRuntime::wait_ready(ncclComm_t comm, const WaitContext& ctx) {
   if (!comm) return;
   ncclResult_t state = ncclInProgress;
   const auto start = WatchClock::now();
@@ -228,7 +215,7 @@ void Runtime::wait_ready(ncclComm_t comm, const WaitContext& ctx) {
                      waited);
 }
 
-void Runtime::check(ncclResult_t rc, ncclComm_t comm, const WaitContext& ctx, const char* call) {
+void RankRuntime::check(ncclResult_t rc, ncclComm_t comm, const WaitContext& ctx, const char* call) {
   if (rc == ncclSuccess) return;
   if (rc == ncclInProgress) {
     wait_ready(comm, ctx);
@@ -242,7 +229,7 @@ void Runtime::check(ncclResult_t rc, ncclComm_t comm, const WaitContext& ctx, co
   raise_wait_failure(Fault::Kind::CallFailed, ctx, fmt::format("{} failed: {}", call, nccl_error_text(rc)));
 }
 
-void Runtime::wait(cudaEvent_t event, const std::vector<ncclComm_t>& comms, const WaitContext& ctx, double timeout_s) {
+void RankRuntime::wait(cudaEvent_t event, const std::vector<ncclComm_t>& comms, const WaitContext& ctx, double timeout_s) {
   const auto start = WatchClock::now();
   auto scope = guard(ctx, timeout_s);
   cudaError_t cuda_error = cudaSuccess;
@@ -285,7 +272,7 @@ void Runtime::wait(cudaEvent_t event, const std::vector<ncclComm_t>& comms, cons
   }
 }
 
-std::shared_ptr<NcclComm> Runtime::split(NcclComm& parent, int color, int key, const WaitContext& ctx) {
+std::shared_ptr<NcclComm> RankRuntime::split(NcclComm& parent, int color, int key, const WaitContext& ctx) {
   ncclComm_t child = nullptr;
   ncclResult_t rc;
   {
@@ -307,7 +294,7 @@ std::shared_ptr<NcclComm> Runtime::split(NcclComm& parent, int color, int key, c
   return comm;
 }
 
-void Runtime::release(std::shared_ptr<NcclComm>& comm, const WaitContext& ctx) {
+void RankRuntime::release(std::shared_ptr<NcclComm>& comm, const WaitContext& ctx) {
   if (!comm) return;
   if (options_.nonblocking && comm->get()) {
     // Nonblocking: finalize, wait for it, then destroy (which is then local).
@@ -317,7 +304,7 @@ void Runtime::release(std::shared_ptr<NcclComm>& comm, const WaitContext& ctx) {
   comm.reset();  // ncclCommDestroy
 }
 
-void Runtime::abort_all() {
+void RankRuntime::abort_all() {
   std::vector<std::shared_ptr<NcclComm>> alive;
   {
     std::lock_guard lock(comms_mu_);
@@ -328,4 +315,4 @@ void Runtime::abort_all() {
   if (world_comm_) world_comm_->abort();
 }
 
-}  // namespace gpuaccept::nccl_scaling
+}  // namespace gpuaccept

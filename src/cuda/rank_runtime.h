@@ -1,10 +1,9 @@
-// What one rank holds while it measures, and the only ways it launches and waits, so that
-// no wait is ever unbounded:
-//  - the GPU (one per rank: CUDA_VISIBLE_DEVICES from Slurm, or local rank), one stream,
-//    send/recv buffers allocated once at the largest size (nccl-tests does the same);
-//  - the NCCL communicators (world, then ncclCommSplit per scale/pair round), blocking by
-//    default like nccl-tests' (nonblocking with --nonblocking: every call that returns
-//    ncclInProgress is then polled to completion, with the same deadline);
+// What one rank of a GPU phase holds while it works over NCCL, and the only ways it
+// launches and waits, so that no wait is ever unbounded (nccl-scaling and ddp both use it):
+//  - the GPU (one per rank: CUDA_VISIBLE_DEVICES from Slurm, or local rank) and one stream;
+//  - the NCCL communicators (world, then ncclCommSplit as the phase needs), blocking by
+//    default like nccl-tests' (nonblocking: every call that returns ncclInProgress is then
+//    polled to completion, with the same deadline);
 //  - wait(): polls an event and the communicators' async errors until a deadline, or until
 //    another rank's abort notice; throws Fault instead of hanging;
 //  - a CollectiveWatchdog for calls that block inside NCCL or CUDA (connecting to a dead
@@ -31,10 +30,9 @@
 #include "cuda/collective_watchdog.h"
 #include "cuda/cuda_handles.h"
 #include "cuda/nccl_comm.h"
-#include "nccl-scaling/options.h"
 #include "world/world.h"
 
-namespace gpuaccept::nccl_scaling {
+namespace gpuaccept {
 
 // Where a wait stands: what it waits for and which ranks it needs, for the message.
 struct WaitContext {
@@ -43,7 +41,7 @@ struct WaitContext {
   long long target = -1;         // the arrival progress they must have reached
 };
 
-// Why this rank stopped measuring. Thrown by Runtime, handled once by the sweep.
+// Why this rank stopped. Thrown by RankRuntime, handled once by the phase.
 class Fault : public std::runtime_error {
  public:
   enum class Kind { Timeout, NcclError, CallFailed, Stopped };
@@ -60,35 +58,31 @@ class Fault : public std::runtime_error {
   double waited_s_;
 };
 
-class Runtime {
+// The deadlines a phase sets (nccl-scaling from its command line, ddp from its config).
+struct RuntimeOptions {
+  double timeout_s = 120;    // per wait: a batch of collectives, a training step
+  double heartbeat_s = 5;    // arrival-board heartbeat period
+  bool nonblocking = false;  // ncclConfig_t.blocking = 0
+};
+
+class RankRuntime {
  public:
   struct Setup {
     int device = 0;
-    std::size_t buffer_bytes = 0;  // each of send and recv
-    int max_group = 1;             // largest communicator (stats gather buffer)
     std::filesystem::path arrivals_dir;
     bool create_abort_file = false;  // rank 0
     // The watchdog's last resort, from its thread, when the main thread stays stuck.
     std::function<void(const std::string& what)> last_resort;
   };
 
-  Runtime(World& world, const Options& options, Setup setup);
-  ~Runtime();
-  Runtime(const Runtime&) = delete;
-  Runtime& operator=(const Runtime&) = delete;
+  RankRuntime(World& world, const RuntimeOptions& options, Setup setup);
+  ~RankRuntime();
+  RankRuntime(const RankRuntime&) = delete;
+  RankRuntime& operator=(const RankRuntime&) = delete;
 
   World& world() { return world_; }
-  const Options& options() const { return options_; }
+  const RuntimeOptions& options() const { return options_; }
   cudaStream_t stream() const { return stream_->get(); }
-  char* send_buffer() const { return static_cast<char*>(send_.get()); }
-  char* recv_buffer() const { return static_cast<char*>(recv_.get()); }
-  std::size_t buffer_bytes() const { return buffer_bytes_; }
-  unsigned long long* wrong_counter() const { return wrong_dev_.get(); }
-  unsigned long long* wrong_host() const { return wrong_host_.get(); }
-  double* stats_send() const { return stats_send_dev_.get(); }
-  double* stats_recv() const { return stats_recv_dev_.get(); }
-  double* stats_host() const { return stats_host_.get(); }  // [0..3] mine, then 4 per rank
-  float* sync_value() const { return sync_dev_.get(); }
 
   // Communicators. world_comm() is created by the constructor; split() is collective
   // over `parent` (every rank calls it); NCCL_SPLIT_NOCOLOR gives nullptr.
@@ -126,16 +120,9 @@ class Runtime {
 
  private:
   World& world_;
-  Options options_;
+  RuntimeOptions options_;
   Setup setup_;
-  std::size_t buffer_bytes_ = 0;
   std::unique_ptr<CudaStream> stream_;
-  DeviceBuffer<char> send_, recv_;
-  DeviceBuffer<unsigned long long> wrong_dev_;
-  PinnedBuffer<unsigned long long> wrong_host_;
-  DeviceBuffer<double> stats_send_dev_, stats_recv_dev_;
-  PinnedBuffer<double> stats_host_;
-  DeviceBuffer<float> sync_dev_;
   std::unique_ptr<NcclComm> world_comm_;
 
   std::mutex comms_mu_;
@@ -160,7 +147,7 @@ class Runtime {
   bool heartbeat_stop_ = false;
   std::thread heartbeat_;
 
-  void init_device_and_comm();  // the constructor's second half: buffers, world communicator
+  void init_comm();  // the constructor's second half: the stream, the world communicator
   void beat();  // one heartbeat-thread round: write the board, read the abort notice
   void stop_threads();
   void take_last_resort(const std::string& why);
@@ -172,4 +159,4 @@ class Runtime {
 // Seconds since the epoch (the heartbeat clock, comparable across nodes with NTP).
 double unix_now();
 
-}  // namespace gpuaccept::nccl_scaling
+}  // namespace gpuaccept

@@ -1,4 +1,4 @@
-#include "nccl-scaling/rank_info.h"
+#include "cuda/rank_info.h"
 
 #include <map>
 #include <utility>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace gpuaccept::nccl_scaling {
+namespace gpuaccept {
 
 using nlohmann::json;
 
@@ -59,16 +59,4 @@ GpuSharing find_gpu_sharing(const std::vector<RankInfo>& ranks) {
   return out;
 }
 
-Topology nccl_hosts(const std::vector<RankInfo>& ranks) {
-  Topology t;
-  std::map<std::string, int> index;
-  for (const RankInfo& r : ranks) {
-    const std::string host = r.nccl_host_id.empty() ? r.host : r.nccl_host_id;
-    const auto [it, added] = index.try_emplace(host, static_cast<int>(t.node_names.size()));
-    if (added) t.node_names.push_back(host);
-    t.rank_node.push_back(it->second);
-  }
-  return t;
-}
-
-}  // namespace gpuaccept::nccl_scaling
+}  // namespace gpuaccept
