@@ -28,7 +28,6 @@ namespace gpuaccept::ddp {
 
 namespace {
 
-
 std::vector<int> all_ranks(int size) {
   std::vector<int> r(static_cast<std::size_t>(size));
   for (int i = 0; i < size; ++i) r[static_cast<std::size_t>(i)] = i;
