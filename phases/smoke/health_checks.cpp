@@ -40,7 +40,7 @@ std::vector<Record> gpu_health_checks(const GpuDevice& gpu, const SmokeConfig& c
   out.push_back(eval_clock("sm_clock", h.clock_mhz(d, nvml_api::NVML_CLOCK_SM), h.max_clock_mhz(d, nvml_api::NVML_CLOCK_SM)));
   out.push_back(
       eval_clock("mem_clock", h.clock_mhz(d, nvml_api::NVML_CLOCK_MEM), h.max_clock_mhz(d, nvml_api::NVML_CLOCK_MEM)));
-  out.push_back(eval_nvlink(h.nvlinks(d), cfg.nvlink_error_threshold));
+  out.push_back(eval_nvlink(h.nvlinks(d)));
   for (auto& r : out) r = tag(gpu, std::move(r));
   return out;
 }

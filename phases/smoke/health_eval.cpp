@@ -171,48 +171,126 @@ Record eval_pcie(const PcieLink& l, bool under_load) {
   return r;
 }
 
-Record eval_nvlink(const std::vector<NvLinkStatus>& links, unsigned long long error_threshold) {
+namespace {
+
+// Error counts per link and counter, as "link 3 crc_data=5"; `base` (same links, earlier)
+// is subtracted when given. Counters a GPU does not report count as zero.
+struct NvLinkCounts {
+  unsigned long long total = 0, recoveries = 0;
+  std::vector<std::string> items;
+  bool reported = false;  // some counter was read at all
+};
+
+NvLinkCounts count_nvlink_errors(const std::vector<NvLinkStatus>& links, const std::vector<NvLinkStatus>* base) {
+  NvLinkCounts n;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    for (int c = 0; c < kNvLinkErrorCounters; ++c) {
+      if (links[i].errors[c]) n.reported = true;
+      const unsigned long long now = links[i].errors[c].value_or(0);
+      const unsigned long long then = base && i < base->size() ? (*base)[i].errors[c].value_or(0) : 0;
+      const unsigned long long v = now > then ? now - then : 0;  // a counter reset reads as no new errors
+      if (v == 0) continue;
+      n.total += v;
+      if (c == 1) n.recoveries += v;
+      n.items.push_back(fmt::format("link {} {}={}", links[i].link, nvlink_error_counter_names()[c], v));
+    }
+  }
+  return n;
+}
+
+std::vector<int> down_links(const std::vector<NvLinkStatus>& links, int* active) {
+  std::vector<int> down;
+  *active = 0;
+  for (const auto& l : links) {
+    if (l.active) ++*active;
+    else down.push_back(l.link);
+  }
+  return down;
+}
+
+std::string listed(const std::vector<std::string>& items) {
+  return items.empty() ? "" : fmt::format(" ({})", fmt::join(items, ", "));
+}
+
+}  // namespace
+
+Record eval_nvlink(const std::vector<NvLinkStatus>& links) {
   if (links.empty()) return unsupported("nvlink", "NVLink is");
   Record r = health_record("nvlink");
   r.metric = "errors";
   r.unit = "count";
-  std::vector<int> down;
   int active = 0;
-  unsigned long long total = 0, recoveries = 0;
-  std::vector<std::string> counts;
-  for (const auto& l : links) {
-    if (l.active) ++active;
-    else down.push_back(l.link);
-    for (int c = 0; c < kNvLinkErrorCounters; ++c) {
-      const unsigned long long v = l.errors[c].value_or(0);
-      if (v == 0) continue;
-      total += v;
-      if (c == 1) recoveries += v;
-      counts.push_back(fmt::format("link {} {}={}", l.link, nvlink_error_counter_names()[c], v));
-    }
-  }
-  r.value = static_cast<double>(total);
+  const std::vector<int> down = down_links(links, &active);
+  const NvLinkCounts n = count_nvlink_errors(links, nullptr);
+  r.value = static_cast<double>(n.total);
   r.params["active_links"] = std::to_string(active);
   r.params["links"] = std::to_string(links.size());
-  std::vector<std::string> problems;
   if (active == 0) {
     r.status = Status::Skip;
     r.message = fmt::format("none of {} NVLinks is active (a PCIe-only GPU, or NVLink is down)", links.size());
     return r;
   }
+  std::vector<std::string> problems;
   if (!down.empty()) problems.push_back(fmt::format("links {} down ({} of {} active)", fmt::join(down, ","), active, links.size()));
-  if (recoveries > 0) problems.push_back(fmt::format("{} link recoveries", recoveries));
-  if (total > error_threshold)
-    problems.push_back(fmt::format("{} errors > smoke.nvlink_error_threshold {}", total, error_threshold));
-  const bool counted = std::any_of(links.begin(), links.end(), [](const NvLinkStatus& l) {
-    return std::any_of(l.errors.begin(), l.errors.end(), [](const auto& e) { return e.has_value(); });
-  });
-  if (!counted) counts.push_back("error counters not reported by this GPU");
+  if (n.recoveries > 0) problems.push_back(fmt::format("{} link recoveries since the driver loaded", n.recoveries));
+  const std::string counts = n.reported ? listed(n.items) : " (error counters not reported by this GPU)";
   r.status = problems.empty() ? Status::Pass : Status::Fail;
-  r.message = problems.empty() ? fmt::format("{} of {} links active, {} errors{}", active, links.size(), total,
-                                             counts.empty() ? "" : fmt::format(" ({})", fmt::join(counts, ", ")))
-                               : fmt::format("{}{}", fmt::join(problems, "; "),
-                                             counts.empty() ? "" : fmt::format(" ({})", fmt::join(counts, ", ")));
+  r.message = problems.empty()
+                  ? fmt::format("{} of {} links active, {} errors since the driver loaded{}", active, links.size(), n.total, counts)
+                  : fmt::format("{}{}", fmt::join(problems, "; "), counts);
+  return r;
+}
+
+Record eval_nvlink_traffic(const std::vector<NvLinkStatus>& before, const std::vector<NvLinkStatus>& after,
+                           double seconds, double crc_per_second_limit) {
+  if (after.empty()) return unsupported("nvlink_traffic", "NVLink is");
+  Record r = health_record("nvlink_traffic");
+  r.metric = "crc_rate";
+  r.unit = "errors/s";
+  int active_before = 0, active = 0;
+  down_links(before, &active_before);
+  const std::vector<int> down = down_links(after, &active);
+  const NvLinkCounts n = count_nvlink_errors(after, &before);
+  r.params["active_links"] = std::to_string(active);
+  r.params["seconds"] = fmt::format("{:.2f}", seconds);
+  if (active_before == 0) {
+    r.status = Status::Skip;
+    r.message = "no NVLink was active: nothing carried the traffic";
+    return r;
+  }
+  if (!n.reported) {
+    r.status = Status::Skip;
+    r.message = "this GPU reports no NVLink error counters";
+    return r;
+  }
+  // The busiest link's CRC rate (flit + data): one bad lane shows on its link, not in a sum.
+  unsigned long long replays = 0, worst_crc = 0;
+  int worst_link = -1;
+  for (std::size_t i = 0; i < after.size() && i < before.size(); ++i) {
+    auto gained = [&](int c) {
+      const unsigned long long now = after[i].errors[c].value_or(0), then = before[i].errors[c].value_or(0);
+      return now > then ? now - then : 0ULL;
+    };
+    replays += gained(0);
+    const unsigned long long crc = gained(2) + gained(3);
+    if (crc > worst_crc) worst_crc = crc, worst_link = after[i].link;
+  }
+  const double rate = seconds > 0 ? static_cast<double>(worst_crc) / seconds : 0.0;
+  r.value = rate;
+  std::vector<std::string> problems;
+  if (active < active_before) problems.push_back(fmt::format("links {} down after the traffic ({} of {} active before)",
+                                                             fmt::join(down, ","), active_before, before.size()));
+  if (n.recoveries > 0) problems.push_back(fmt::format("{} link recoveries during the traffic", n.recoveries));
+  if (replays > 0) problems.push_back(fmt::format("{} data-link replays during the traffic", replays));
+  if (rate > crc_per_second_limit)
+    problems.push_back(fmt::format("link {} gained {} CRC errors in {:.2f} s ({:.0f}/s > smoke.nvlink_crc_per_second {:g})",
+                                   worst_link, worst_crc, seconds, rate, crc_per_second_limit));
+  r.status = problems.empty() ? Status::Pass : Status::Fail;
+  const std::string what = fmt::format("{} errors gained on {} active links in {:.2f} s of traffic{}", n.total, active,
+                                       seconds, listed(n.items));
+  r.message = problems.empty()
+                  ? fmt::format("worst link {:.0f} CRC errors/s (limit {:g}); {}", rate, crc_per_second_limit, what)
+                  : fmt::format("{}; {}", fmt::join(problems, "; "), what);
   return r;
 }
 

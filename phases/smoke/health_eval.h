@@ -33,8 +33,17 @@ Record eval_clock(const char* item, std::optional<unsigned> mhz, std::optional<u
 // Width below the maximum FAILs; a lower generation FAILs only `under_load`, because
 // idle GPUs train their links down to save power.
 Record eval_pcie(const PcieLink& link, bool under_load);
-// Inactive links beside active ones FAIL; link recoveries FAIL; other error counts FAIL
-// above `error_threshold` (smoke.nvlink_error_threshold).
-Record eval_nvlink(const std::vector<NvLinkStatus>& links, unsigned long long error_threshold);
+// Inactive links beside active ones FAIL; link recoveries FAIL. The other counters (replay,
+// CRC, ECC) count since the driver loaded and are reported, not judged: a healthy NVLink 4
+// collects a few hundred corrected errors over days, and nothing here says when they came.
+// eval_nvlink_traffic judges what the counters gain under load.
+Record eval_nvlink(const std::vector<NvLinkStatus>& links);
+// The counters before and after `seconds` of traffic on the links (smoke's peer matrix).
+// FAIL: a link that went down, a recovery or a data-link replay, or a link whose CRC errors
+// (flit + data) came faster than `crc_per_second_limit` (smoke.nvlink_crc_per_second, 1000/s:
+// healthy NVLink 4 links gain tens a second under load, see smoke_config.h). ECC-corrected
+// data errors are reported only. The value is the worst link's CRC rate.
+Record eval_nvlink_traffic(const std::vector<NvLinkStatus>& before, const std::vector<NvLinkStatus>& after,
+                           double seconds, double crc_per_second_limit);
 
 }  // namespace gpuaccept::smoke

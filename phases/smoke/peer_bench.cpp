@@ -1,12 +1,15 @@
 #include "smoke/peer_bench.h"
 
+#include <chrono>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "common/progress.h"
 #include "cuda/timing.h"
+#include "hw/nvml_health.h"
 #include "smoke/gpu_device.h"
+#include "smoke/health_eval.h"
 #include "smoke/kernels.h"
 #include "smoke/memory_bench.h"
 #include "smoke/random_fill.h"
@@ -17,6 +20,8 @@ namespace {
 
 struct PeerGpu {
   GpuDevice info;  // index, uuid for the records
+  std::optional<Nvml::Device> nvml;     // the same GPU in NVML, for its link counters
+  std::vector<NvLinkStatus> links_before;  // NVLink counters before the copies
   DeviceBuffer<std::uint64_t> src, dst;
   std::unique_ptr<CudaStream> stream;
 };
@@ -55,6 +60,9 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
     GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&p, i));
     g.info.index = i;
     g.info.uuid = format_cuda_uuid(p.uuid);
+    char bus_id[32] = {};
+    GPUACCEPT_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, i));
+    g.nvml = nvml_device_for_bus_id(bus_id);
     g.stream = std::make_unique<CudaStream>();
     g.src = DeviceBuffer<std::uint64_t>(words);
     g.dst = DeviceBuffer<std::uint64_t>(words);
@@ -69,6 +77,11 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
     }
     g.stream->synchronize();
   }
+
+  const NvmlHealth health(Nvml::instance());
+  for (auto& g : gpus)
+    if (g.nvml) g.links_before = health.nvlinks(*g.nvml);
+  const auto traffic_start = std::chrono::steady_clock::now();
 
   const TimingPlan plan{10.0, cfg.memory_repeats, cfg.min_sample_ms};
   std::vector<Record> out;
@@ -145,6 +158,16 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
       p2p_note(i, j, bir);
       out.push_back(std::move(bir));
     }
+  }
+  // The copies drove every link: what the error counters gained meanwhile is this node's
+  // NVLink verdict (the totals since the driver loaded are only reported, eval_nvlink).
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - traffic_start).count();
+  for (const auto& g : gpus) {
+    if (!g.nvml) continue;
+    Record r = eval_nvlink_traffic(g.links_before, health.nvlinks(*g.nvml), seconds, cfg.nvlink_crc_per_second);
+    r.gpu_index = g.info.index;
+    r.gpu_uuid = g.info.uuid;
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -23,7 +23,7 @@ SmokeConfig load_smoke_config(const Config& c) {
   s.fs_metadata_files = c.get_positive("smoke.fs_metadata_files", s.fs_metadata_files);
   s.fs_stream_bytes = c.get_positive("smoke.fs_stream_bytes", s.fs_stream_bytes);
   s.max_temperature_c = c.get_optional<int>("smoke.max_temperature_c");
-  s.nvlink_error_threshold = c.get("smoke.nvlink_error_threshold", s.nvlink_error_threshold);
+  s.nvlink_crc_per_second = c.get_positive("smoke.nvlink_crc_per_second", s.nvlink_crc_per_second);
   s.skip_gpu_benchmarks = c.get("smoke.skip_gpu_benchmarks", s.skip_gpu_benchmarks);
 
   if (const YAML::Node sizes = c.find("smoke.gemm_sizes"); sizes.IsDefined() && !sizes.IsNull()) {

@@ -209,7 +209,7 @@ std::string config_help() {
       "  gemm_repeats {}  gemm_algos {}  gemm_workspace_bytes {}  gemm_verify_rows {}\n"
       "  warmup_ms {}  min_sample_ms {}  memory_bytes {}  memory_repeats {}  host_bytes {}  peer_bytes {}\n"
       "  sustained_seconds {}  sustained_size {}  sustained_dtype bf16  skip_gpu_benchmarks false\n"
-      "  max_temperature_c (5 C below NVML's slowdown threshold)  nvlink_error_threshold {}\n"
+      "  max_temperature_c (5 C below NVML's slowdown threshold)  nvlink_crc_per_second {}\n"
       "  require_peer_access true  allow_shared_gpus false  require_exclusive_cpus true\n"
       "  require_numa_affinity false  fs_dir (<run dir>/smoke.fs)  fs_metadata_files {}  fs_stream_bytes {}\n"
       "Peer matrix: with one GPU per task (Slurm's usual binding), run a second step\n"
@@ -217,7 +217,7 @@ std::string config_help() {
       "which writes its records to <run>/smoke-2.h5.",
       d.gemm_repeats, d.gemm_algos, d.gemm_workspace_bytes, d.gemm_verify_rows, d.warmup_ms, d.min_sample_ms,
       d.memory_bytes, d.memory_repeats, d.host_bytes, d.peer_bytes, d.sustained_seconds, d.sustained_size,
-      d.nvlink_error_threshold, d.fs_metadata_files, d.fs_stream_bytes);
+      d.nvlink_crc_per_second, d.fs_metadata_files, d.fs_stream_bytes);
 }
 
 }  // namespace gpuaccept::smoke

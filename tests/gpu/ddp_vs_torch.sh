@@ -10,7 +10,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-OUT=${OUT:-$(mktemp -d)}
+OUT=${OUT:-$(mktemp -d -p /var/tmp)}  # not /tmp: each Slurm node has its own
 mkdir -p "$OUT"
 BIN=${GPUACCEPT_BIN:-$root/build/bin}
 ngpu=${1:-$(nvidia-smi -L | grep -c '^GPU')}

@@ -28,5 +28,10 @@ export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
 # have another PMIx there (Ubuntu's), whose plugins do not load into ours.
 export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
 export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
+# nccl-tests, when tests/gpu/prepare packed them (NCCL_TESTS_BUILD): for nccl_compare.sh.
+if [ -f .gpu-carry/nccl-tests.tar.xz ]; then
+  [ -d .gpu-carry/nccl-tests ] || tar -C .gpu-carry -xJf .gpu-carry/nccl-tests.tar.xz
+  export NCCL_TESTS_BIN=$PWD/.gpu-carry/nccl-tests
+fi
 # NVLink multicast off everywhere on the lent machines (it can take the host's GPUs down).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

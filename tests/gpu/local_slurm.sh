@@ -8,6 +8,12 @@
 #          GRES, else tests/gpu/bind_local_gpu.sh (by SLURM_LOCALID; on the lent machines Slurm
 #          has never scheduled the GPU GRES, cause unknown)
 # Run from the repository root. tests/cluster/down stops it again.
+# Every node of the local cluster mounts its own private /tmp: what a job writes under /tmp
+# stays in that node's overlay and never reaches the caller's results or $OUT.
+case ${OUT:-} in /tmp | /tmp/*)
+  echo "gpu: OUT=$OUT is under /tmp, which each Slurm node of the local cluster mounts privately; choose another directory" >&2
+  return 1 2>/dev/null || exit 1 ;;
+esac
 nvidia-smi -L
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 nvidia-smi topo -m 2>/dev/null | head -n $((ngpu + 2))
@@ -39,6 +45,8 @@ if ! sinfo -h -N -o '%G' | grep -q gpu; then
   grep -i gres "$GPUACCEPT_CLUSTER_DIR"/log/slurmctld.log >&2
   grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 60 >&2
   scontrol show node | grep -i -E 'gres|NodeName|Reason' >&2
+  # The daemons' whole logs, for the unexplained GRES loss on the lent machines.
+  [ -n "${OUT:-}" ] && mkdir -p "$OUT/cluster-log" && cp "$GPUACCEPT_CLUSTER_DIR"/log/*.log "$OUT/cluster-log/" 2>/dev/null
 fi
 # shellcheck disable=SC2034  # for the scripts that source this file
 bind=(--gpus-per-task=1)

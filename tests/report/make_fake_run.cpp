@@ -2,7 +2,8 @@
 // and browser tests:
 //   discover.h5      inventories of 2 nodes x 4 "NVIDIA H200"; the second node is named
 //                    "<script>alert(1)</script>" and runs another kernel
-//   smoke.h5         gemm and memory records; gpa-node1 GPU 2 is 15% slower at gemm;
+//   smoke.h5         gemm and memory records; gpa-node1 GPU 2 is 25% slower at gemm (below
+//                    the fleet median and the H200 bound);
 //                    an fp8 SKIP whose message contains <b>
 //   nccl-scaling.h5  all_reduce and all_gather busbw sweeps, per node and across both
 //   ddp.h5           throughput and scaling efficiency for 1..8 GPUs
@@ -107,7 +108,7 @@ void write_smoke(const fs::path& dir) {
   for (const auto& node : kNodes)
     for (int gpu = 0; gpu < kGpusPerNode; ++gpu) {
       const bool slow = node == kNodes[0] && gpu == 2;
-      f.records.push_back(record("smoke", node, gpu, "gemm", "tflops", slow ? 680.0 : 800.0, "TFLOP/s",
+      f.records.push_back(record("smoke", node, gpu, "gemm", "tflops", slow ? 600.0 : 800.0, "TFLOP/s",
                                  {{"dtype", "bf16"}, {"m", "8192"}, {"n", "8192"}, {"k", "8192"}}));
       f.records.push_back(record("smoke", node, gpu, "gemm", "tflops", 790.0 + gpu, "TFLOP/s",
                                  {{"dtype", "fp16"}, {"m", "8192"}, {"n", "8192"}, {"k", "8192"}}));

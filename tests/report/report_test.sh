@@ -118,7 +118,7 @@ bad_thresholds)
   # The H200 file with one bound that is not a number, beside the generic.yaml it extends.
   mkdir -p "$work/dir"
   cp "$GPUACCEPT_THRESHOLDS_DIR/generic.yaml" "$work/dir/"
-  sed 's/^    min: 711$/    min: fast/' "$GPUACCEPT_THRESHOLDS_DIR/h200-141gb.yaml" >"$work/dir/h200.yaml"
+  sed 's/^    min: 630$/    min: fast/' "$GPUACCEPT_THRESHOLDS_DIR/h200-141gb.yaml" >"$work/dir/h200.yaml"
   line=$(grep -n '^    min: fast$' "$work/dir/h200.yaml" | cut -d: -f1)
   [[ -n $line ]] || fail "could not plant the error"
   expect_rc 2 "$run" --thresholds "$work/dir/h200.yaml"
