@@ -1,6 +1,5 @@
 #include "smoke/health_eval.h"
 
-#include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -176,7 +175,9 @@ namespace {
 // Error counts per link and counter, as "link 3 crc_data=5"; `base` (same links, earlier)
 // is subtracted when given. Counters a GPU does not report count as zero.
 struct NvLinkCounts {
-  unsigned long long total = 0, recoveries = 0;
+  unsigned long long total = 0, replays = 0, recoveries = 0;
+  unsigned long long worst_crc = 0;  // the most CRC errors (flit + data) on one link
+  int worst_crc_link = -1;
   std::vector<std::string> items;
   bool reported = false;  // some counter was read at all
 };
@@ -184,6 +185,7 @@ struct NvLinkCounts {
 NvLinkCounts count_nvlink_errors(const std::vector<NvLinkStatus>& links, const std::vector<NvLinkStatus>* base) {
   NvLinkCounts n;
   for (std::size_t i = 0; i < links.size(); ++i) {
+    unsigned long long crc = 0;
     for (int c = 0; c < kNvLinkErrorCounters; ++c) {
       if (links[i].errors[c]) n.reported = true;
       const unsigned long long now = links[i].errors[c].value_or(0);
@@ -191,9 +193,12 @@ NvLinkCounts count_nvlink_errors(const std::vector<NvLinkStatus>& links, const s
       const unsigned long long v = now > then ? now - then : 0;  // a counter reset reads as no new errors
       if (v == 0) continue;
       n.total += v;
+      if (c == 0) n.replays += v;
       if (c == 1) n.recoveries += v;
+      if (c == 2 || c == 3) crc += v;
       n.items.push_back(fmt::format("link {} {}={}", links[i].link, nvlink_error_counter_names()[c], v));
     }
+    if (crc > n.worst_crc) n.worst_crc = crc, n.worst_crc_link = links[i].link;
   }
   return n;
 }
@@ -263,28 +268,17 @@ Record eval_nvlink_traffic(const std::vector<NvLinkStatus>& before, const std::v
     r.message = "this GPU reports no NVLink error counters";
     return r;
   }
-  // The busiest link's CRC rate (flit + data): one bad lane shows on its link, not in a sum.
-  unsigned long long replays = 0, worst_crc = 0;
-  int worst_link = -1;
-  for (std::size_t i = 0; i < after.size() && i < before.size(); ++i) {
-    auto gained = [&](int c) {
-      const unsigned long long now = after[i].errors[c].value_or(0), then = before[i].errors[c].value_or(0);
-      return now > then ? now - then : 0ULL;
-    };
-    replays += gained(0);
-    const unsigned long long crc = gained(2) + gained(3);
-    if (crc > worst_crc) worst_crc = crc, worst_link = after[i].link;
-  }
-  const double rate = seconds > 0 ? static_cast<double>(worst_crc) / seconds : 0.0;
+  // The worst link's CRC rate (flit + data): one bad lane shows on its link, not in a sum.
+  const double rate = seconds > 0 ? static_cast<double>(n.worst_crc) / seconds : 0.0;
   r.value = rate;
   std::vector<std::string> problems;
   if (active < active_before) problems.push_back(fmt::format("links {} down after the traffic ({} of {} active before)",
                                                              fmt::join(down, ","), active_before, before.size()));
   if (n.recoveries > 0) problems.push_back(fmt::format("{} link recoveries during the traffic", n.recoveries));
-  if (replays > 0) problems.push_back(fmt::format("{} data-link replays during the traffic", replays));
+  if (n.replays > 0) problems.push_back(fmt::format("{} data-link replays during the traffic", n.replays));
   if (rate > crc_per_second_limit)
     problems.push_back(fmt::format("link {} gained {} CRC errors in {:.2f} s ({:.0f}/s > smoke.nvlink_crc_per_second {:g})",
-                                   worst_link, worst_crc, seconds, rate, crc_per_second_limit));
+                                   n.worst_crc_link, n.worst_crc, seconds, rate, crc_per_second_limit));
   r.status = problems.empty() ? Status::Pass : Status::Fail;
   const std::string what = fmt::format("{} errors gained on {} active links in {:.2f} s of traffic{}", n.total, active,
                                        seconds, listed(n.items));
