@@ -42,6 +42,9 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.flash_attention = c.get("ddp.flash_attention", d.flash_attention);
   d.matmul_autotune = c.get("ddp.matmul_autotune", d.matmul_autotune);
   d.bucket_mib = c.get_non_negative("ddp.bucket_mib", d.bucket_mib);
+  d.comm_sms = c.get_non_negative("ddp.comm_sms", d.comm_sms);
+  if (d.comm_sms > 64)
+    throw c.error_at(c.find("ddp.comm_sms"), "ddp.comm_sms", fmt::format("{} SMs: at most 64 (NCCL's CTA limit)", d.comm_sms));
   d.data_vocab = c.get_positive("ddp.data_vocab", d.data_vocab);
   if (d.data_vocab < 2 || d.data_vocab > preset_by_name(d.model).vocab)
     throw c.error_at(c.find("ddp.data_vocab"), "ddp.data_vocab",

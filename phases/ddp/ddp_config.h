@@ -34,6 +34,9 @@ struct DdpConfig {
   bool matmul_autotune = true;      // ddp.matmul_autotune: time cuBLASLt's candidates per shape in step 1
   // Data parallelism
   double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
+  int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
+                                    // the all-reduce: the communicators' CTA limit, and the matmuls
+                                    // meanwhile are planned for the other SMs (gpu/matmul.h); 0 = off
   // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file
   int data_vocab = 512;             // ddp.data_vocab
   int data_successors = 4;          // ddp.data_successors

@@ -182,7 +182,7 @@ void DdpPhase::train(const TokenSource& data) {
     log_rank0("ddp: initial weights (seed {})", config_.seed);
     std::vector<float> init = gpu::to_padded_master(model_config, init_params(model_config, config_.seed));
 
-    const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
+    const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s, .max_ctas = config_.comm_sms};
     RankRuntime::Setup setup;
     setup.device = device_.index;
     setup.arrivals_dir = results_.run_dir() / "ddp.arrivals";

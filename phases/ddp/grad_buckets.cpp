@@ -30,6 +30,12 @@ void sort_and_merge(GradBucket& b) {
 
 std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers, std::size_t bucket_elements) {
   std::vector<GradBucket> buckets;
+  GradBucket head;
+  head.ready_after_layer = layers;
+  for (Param p : {Param::wte, Param::lnfw, Param::lnfb}) add_range(head, layout[p].offset, layout[p].size);
+  sort_and_merge(head);
+  buckets.push_back(std::move(head));
+
   GradBucket open;
   for (int l = layers - 1; l >= 0; --l) {
     if (open.layers_to < 0) open.layers_to = l;
@@ -46,9 +52,7 @@ std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers,
     }
   }
   GradBucket last;
-  for (const auto& t : layout.tensors())
-    if (!t.per_layer) add_range(last, t.offset, t.size);
-  sort_and_merge(last);
+  add_range(last, layout[Param::wpe].offset, layout[Param::wpe].size);
   buckets.push_back(std::move(last));
   return buckets;
 }

@@ -1,10 +1,12 @@
-// Which gradients are all-reduced together, and when. Backward finishes the layers from
-// the last to the first, then the embeddings; a layer's gradients are spread over the
-// flat buffer (one slice in each per-layer tensor, param_layout.h). A bucket gathers the
-// slices of one or more consecutive layers, closing once it holds `bucket_elements` (so
-// small models do not pay one NCCL launch per layer), and is all-reduced as soon as its
-// lowest layer is done. The last bucket holds what completes last: wte (tied: its
-// gradient also comes from the token embedding), wpe and the final LayerNorm.
+// Which gradients are all-reduced together, and when. Backward finishes the output head
+// first (wte as the output projection, the final LayerNorm), then the layers from the last
+// to the first, then the embeddings; a layer's gradients are spread over the flat buffer
+// (one slice in each per-layer tensor, param_layout.h). The first bucket is the head's. A
+// layer bucket gathers the slices of one or more consecutive layers, closing once it holds
+// `bucket_elements` (so small models do not pay one NCCL launch per layer), and is
+// all-reduced as soon as its lowest layer is done. The last bucket holds wpe. wte's other
+// part, from the token embedding, is not in the flat buffer when it is reduced: it is
+// gathered by token (gpu/embedding_rows.h) and reduced beside the last bucket.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,8 @@ struct GradRange {
 };
 
 struct GradBucket {
-  int ready_after_layer = -1;  // all-reduce once backward finished this layer (-1: the embeddings)
+  int ready_after_layer = -1;  // all-reduce once backward finished this layer (layers: the output
+                               // head; -1: the embeddings)
   int layers_from = -1, layers_to = -1;  // the layers it holds, inclusive (-1: none)
   std::vector<GradRange> ranges;  // in buffer order, adjacent slices merged
   std::size_t elements = 0;

@@ -40,10 +40,14 @@ GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) 
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model.tokens(), batch.tokens.data(), N * sizeof(int), cudaMemcpyHostToDevice, stream));
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model.targets(), batch.targets.data(), N * sizeof(int), cudaMemcpyHostToDevice, stream));
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model.grads(), 0, model.num_params() * sizeof(float), stream));
+  model.embedding_rows().clear_marks();
+  model.embedding_rows().mark(batch.tokens);
+  model.embedding_rows().plan(nullptr, stream);
   model.forward(1.0f / static_cast<float>(N), stream);
   std::vector<float> losses(static_cast<std::size_t>(N));
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(losses.data(), model.losses(), losses.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
   model.backward(stream, [](int) {});
+  model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
   std::vector<float> grads(model.num_params());
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(grads.data(), model.grads(), grads.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
   stream.synchronize();

@@ -43,6 +43,9 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSourc
       staging_(static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
       host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()),
       host_norm_(1) {
+  int device = 0;
+  GPUACCEPT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUACCEPT_CUDA_CHECK(cudaDeviceGetAttribute(&device_sms_, cudaDevAttrMultiProcessorCount, device));
   for (int i = 0; i < max_micro; ++i) {
     fwd_start_.push_back(std::make_unique<CudaEvent>());
     fwd_end_.push_back(std::make_unique<CudaEvent>());
@@ -107,13 +110,17 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, progress};
   runtime_.arrive(progress);
 
-  // Host: this step's batches into pinned memory (the previous step has finished with it).
+  // Host: this step's batches into pinned memory (the previous step has finished with it),
+  // and their tokens marked for the embedding's gradient rows.
+  gpu::EmbeddingRows& rows = model_.embedding_rows();
+  rows.clear_marks();
   for (int m = 0; m < micro; ++m) {
     const TokenBatch b = data_.sample(spec.shards[static_cast<std::size_t>(m)], static_cast<std::uint64_t>(step_index),
                                       model_.B(), model_.T());
     int* dst = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
     std::memcpy(dst, b.tokens.data(), N * sizeof(int));
     std::memcpy(dst + N, b.targets.data(), N * sizeof(int));
+    rows.mark(b.tokens);
   }
 
   {
@@ -121,6 +128,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     auto guard = runtime_.guard(ctx, config_.step_timeout_s);
     step_start_.record(stream_);
     GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model_.grads(), 0, model_.num_params() * sizeof(float), stream_));
+    rows.plan(sync_.comm(), stream_);
     for (int m = 0; m < micro; ++m) {
       const int* src = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.tokens(), src, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
@@ -133,12 +141,21 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       // Only the last micro-batch's backward completes the gradients: reduce then (DDP's no_sync).
       const bool last = m == micro - 1;
       model_.backward(stream_, [&](int layer) {
-        if (last) sync_.layer_done(layer, stream_);
+        if (!last) return;
+        if (layer == -1 && sync_.comm())
+          sync_.layer_done(layer, stream_, std::span(rows.rows(), rows.reduced_elements()));
+        else
+          sync_.layer_done(layer, stream_);
+        // From the first bucket on, NCCL holds up to comm_sms SMs: the matmuls enqueued
+        // meanwhile are planned for the others (gpu/matmul.h says why).
+        if (sync_.reducing() && config_.comm_sms > 0) model_.set_matmul_sm_target(device_sms_ - config_.comm_sms);
       });
+      model_.set_matmul_sm_target(0);
       bwd_end_[static_cast<std::size_t>(m)]->record(stream_);
     }
     sync_.join(stream_);
     comm_joined_.record(stream_);
+    rows.add_into(model_.grads() + model_.layout()[Param::wte].offset, stream_);
     optimizer_step(step_index);
     GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
     step_end_.record(stream_);

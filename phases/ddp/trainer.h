@@ -62,6 +62,7 @@ class Trainer {
   std::vector<float> init_;
   int max_micro_;
   TrainRun current_;
+  int device_sms_ = 0;  // multiprocessors of this rank's GPU
 
   CudaStream stream_;
   gpu::GradientSync sync_;

@@ -96,6 +96,7 @@ void RankRuntime::init_comm() {
   std::memcpy(&id, b.data(), sizeof id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = options_.nonblocking ? 0 : 1;
+  if (options_.max_ctas > 0) config.maxCTAs = options_.max_ctas;  // ncclCommSplit's children inherit it
   std::vector<int> everyone(static_cast<std::size_t>(world_.size()));
   for (int r = 0; r < world_.size(); ++r) everyone[static_cast<std::size_t>(r)] = r;
   const WaitContext ctx{"NCCL initialisation of the world communicator", everyone, -1};
@@ -277,7 +278,7 @@ std::shared_ptr<NcclComm> RankRuntime::split(NcclComm& parent, int color, int ke
   ncclResult_t rc;
   {
     auto g = guard(ctx, options_.timeout_s);
-    // config nullptr: the child inherits the parent's (blocking or not).
+    // config nullptr: the child inherits the parent's (blocking or not, maxCTAs).
     rc = ncclCommSplit(parent.get(), color, key, &child, nullptr);
   }
   if (rc == ncclInProgress) {

@@ -63,6 +63,7 @@ struct RuntimeOptions {
   double timeout_s = 120;    // per wait: a batch of collectives, a training step
   double heartbeat_s = 5;    // arrival-board heartbeat period
   bool nonblocking = false;  // ncclConfig_t.blocking = 0
+  int max_ctas = 0;          // ncclConfig_t.maxCTAs (SMs a collective may hold); 0: NCCL's own
 };
 
 class RankRuntime {

@@ -196,7 +196,7 @@ void test_encoder(Rng& rng, int B, int T, int C, int V, int Vp) {
   const auto dwte0 = random_f32(rng, wte.size(), -1, 1), dwpe0 = random_f32(rng, wpe.size(), -1, 1);
   Buffer<float> d_dwte(dwte0), d_dwpe(dwpe0);
   auto d_dout = device_bf16(dout);
-  kn::encoder_backward(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), B, T, C, nullptr);
+  kn::encoder_backward(d_dwte.get(), nullptr, d_dwpe.get(), d_dout.get(), d_tokens.get(), B, T, C, nullptr);
   sync();
   std::vector<double> ref_dwte(dwte0.begin(), dwte0.end()), ref_dwpe(dwpe0.begin(), dwpe0.end());
   for (int n = 0; n < N; ++n)
@@ -207,6 +207,39 @@ void test_encoder(Rng& rng, int B, int T, int C, int V, int Vp) {
     }
   compare("encoder_backward(dwte)", shape, d_dwte.download(), ref_dwte, kTolFp32);
   compare("encoder_backward(dwpe)", shape, d_dwpe.download(), ref_dwpe, kTolFp32);
+
+  // The same gradient through rows of the marked tokens (gpu/embedding_rows.h): the batch's
+  // tokens and some others (another rank's), numbered; rows zeroed (they start as garbage),
+  // accumulated, then added into dwte.
+  std::vector<unsigned char> present(static_cast<std::size_t>(Vp), 0);
+  for (int t : tokens) present[static_cast<std::size_t>(t)] = 1;
+  for (int i = 0; i < 5; ++i) present[static_cast<std::size_t>(rng.below(V))] = 1;
+  std::vector<float> ref_row_of_token(static_cast<std::size_t>(Vp), -1), ref_token_of_row;
+  for (int v = 0; v < Vp; ++v)
+    if (present[static_cast<std::size_t>(v)]) {
+      ref_row_of_token[static_cast<std::size_t>(v)] = static_cast<float>(ref_token_of_row.size());
+      ref_token_of_row.push_back(static_cast<float>(v));
+    }
+  const int rows = static_cast<int>(ref_token_of_row.size());
+  Buffer<unsigned char> d_present(present);
+  Buffer<int> d_row_of_token(static_cast<std::size_t>(Vp)), d_token_of_row(static_cast<std::size_t>(Vp)), d_count(1);
+  Buffer<float> d_rows(random_f32(rng, static_cast<std::size_t>(Vp) * C, 5, 9));
+  d_dwte.upload(dwte0);
+  d_dwpe.upload(dwpe0);
+  kn::token_rows(d_row_of_token.get(), d_token_of_row.get(), d_count.get(), d_present.get(), Vp, nullptr);
+  kn::zero_token_rows(d_rows.get(), d_count.get(), Vp, C, nullptr);
+  kn::encoder_backward(d_rows.get(), d_row_of_token.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), B, T, C,
+                       nullptr);
+  kn::add_token_rows(d_dwte.get(), d_rows.get(), d_token_of_row.get(), d_count.get(), Vp, C, nullptr);
+  sync();
+  const auto as_floats = [](const std::vector<int>& v) { return std::vector<float>(v.begin(), v.end()); };
+  compare_bits("token_rows(count)", shape, as_floats(d_count.download()), {static_cast<float>(rows)});
+  compare_bits("token_rows(row_of_token)", shape, as_floats(d_row_of_token.download()), ref_row_of_token);
+  auto token_of_row = as_floats(d_token_of_row.download());
+  token_of_row.resize(static_cast<std::size_t>(rows));
+  compare_bits("token_rows(token_of_row)", shape, token_of_row, ref_token_of_row);
+  compare("encoder_backward(rows)+add", shape, d_dwte.download(), ref_dwte, kTolFp32);
+  compare("encoder_backward(rows, dwpe)", shape, d_dwpe.download(), ref_dwpe, kTolFp32);
 }
 
 // ---- layernorm ---------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 # The ddp phase on every GPU, once per variant, to compare settings that change its
 # communication (docs/performance.md): each variant is NAME[:VAR=VALUE,...][:key=value,...],
 # environment variables for the ranks (NCCL_MAX_CTAS=8, ...) and ddp config keys
-# (comm_high_priority=false, bucket_mib=100, ...). Prints each run's throughput line.
-#   tests/gpu/ddp_variants.sh base cta8:NCCL_MAX_CTAS=8 lowprio::comm_high_priority=false
+# (comm_sms=16, bucket_mib=100, ...). Prints each run's throughput line.
+#   tests/gpu/ddp_variants.sh base cta8:NCCL_MAX_CTAS=8 sms16::comm_sms=16
 # STEPS [40] training steps per variant (median of the steps after the first 10).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1

@@ -9,7 +9,8 @@
 #              size verified on the device, the scales one node has, the GPU-pair matrix
 #   nccl-hang, nccl-kill   tests/gpu/nccl_kill.sh hang|kill
 #   ddp        ddp: gradient buckets all-reduced during backward, learning, replicas bitwise
-#              equal across ranks, 1-GPU-vs-N equivalence, scaling records
+#              equal across ranks, 1-GPU-vs-N equivalence, scaling records (DDP_KEYS adds
+#              config keys: DDP_KEYS=comm_sms=16)
 #   ddp-hang, ddp-kill     tests/gpu/ddp_kill.sh hang|kill
 # On the GPU machine, after source tests/gpu/env.sh:
 #   tests/gpu/ranks_on_one_gpu.sh [step ...]      (default: all six; results under $OUT)
@@ -49,6 +50,9 @@ ddp_on_shared_gpu() {
   # The issue's global batch (16 sequences of 1024) split over the ranks; 60 steps learn.
   printf 'ddp:\n  micro_batch: %d\n  steps: 60\n  equivalence_steps: 4\n  scaling_steps: 6\n  step_timeout_s: 120\n' \
     $((16 / NRANKS > 0 ? 16 / NRANKS : 1)) >"$cfg"
+  # DDP_KEYS="comm_sms=16,bucket_mib=5": more ddp config keys, for the code paths they switch on.
+  IFS=, read -ra kv <<<"${DDP_KEYS:-}"
+  for k in "${kv[@]}"; do printf '  %s: %s\n' "${k%%=*}" "${k#*=}" >>"$cfg"; done
   timeout --kill-after=10 500 srun -N1 -n"$NRANKS" --mpi=pmix --kill-on-bad-exit=0 "$RANK_WRAPPER" \
     "$BIN/gpuaccept-ddp" --config "$cfg" --results "$GPUACCEPT_RESULTS" --run-id "$run" >"$OUT/$run.log" 2>&1
   local rc=$?

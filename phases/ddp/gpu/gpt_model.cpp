@@ -54,7 +54,8 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
       layout_(padded(config)),
       B_(B),
       T_(T),
-      matmul_(std::size_t{32} << 20, options.matmul_autotune) {
+      matmul_(std::size_t{32} << 20, options.matmul_autotune),
+      embedding_rows_(static_cast<int>(layout_[Param::wte].shape[0]), config_.channels) {
   const long long L = config_.layers, C = config_.channels, NH = config_.heads;
   const long long N = static_cast<long long>(B) * T, Vp = layout_[Param::wte].shape[0];
   const long long NC = N * C, BHTT = B * NH * static_cast<long long>(T) * T;
@@ -109,7 +110,8 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
 }
 
 std::size_t GptModel::device_bytes() const {
-  std::size_t total = master_.bytes() + grads_.bytes() + params_.bytes() + tokens_.bytes() + targets_.bytes();
+  std::size_t total = master_.bytes() + grads_.bytes() + params_.bytes() + tokens_.bytes() + targets_.bytes() +
+                      layout_[Param::wte].size * sizeof(float);  // embedding_rows_ (at most one row per token)
   for (const auto* b : {&encoded_, &ln1_, &qkvr_, &att_, &atty_, &res2_, &ln2_, &fch_, &fch_gelu_, &res3_, &lnf_,
                         &logits_, &qkv_, &scores_, &nc_a_, &nc_b_, &dres_, &d4c_, &dqkvr_})
     total += b->bytes();
@@ -306,6 +308,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
   layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
                      lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
+  layer_done(L);
 
   for (int l = L - 1; l >= 0; --l) {
     const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
@@ -354,7 +357,8 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
                        ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
     layer_done(l);
   }
-  encoder_backward(g(Param::wte), g(Param::wpe), dres, tokens_.get(), B, T, C, s);
+  encoder_backward(embedding_rows_.rows(), embedding_rows_.row_of_token(), g(Param::wpe), dres, tokens_.get(), B, T,
+                   C, s);
   layer_done(-1);
 }
 

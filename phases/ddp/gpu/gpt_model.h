@@ -18,6 +18,7 @@
 #include "cuda/cuda_handles.h"
 #include "ddp/gpt_config.h"
 #include "ddp/gpu/kernels.h"
+#include "ddp/gpu/embedding_rows.h"
 #include "ddp/gpu/matmul.h"
 #include "ddp/param_layout.h"
 
@@ -73,11 +74,18 @@ class GptModel {
   // one position in the step's loss), ready for backward().
   void forward(float dloss, cudaStream_t stream);
 
-  // Backward pass after forward(dloss != 0), ACCUMULATING into grads(). layer_done(l) is
-  // called (on the host, after the layer's work is enqueued on `stream`) for l = L-1 .. 0
-  // once that layer's parameter gradients are complete, and layer_done(-1) after the
-  // embeddings (wte, wpe) and the final LayerNorm, which complete last.
+  // Backward pass after forward(dloss != 0), ACCUMULATING into grads(), except the token
+  // embedding's part of wte's gradient, which accumulates into embedding_rows() (planned
+  // for this step's tokens before the step's first backward; add it into grads() with
+  // embedding_rows().add_into once the step's gradients are reduced). layer_done(l) is
+  // called (on the host, after the work is enqueued on `stream`): layer_done(L) once the
+  // output head's gradients are complete (wte's output-projection part, the final
+  // LayerNorm), then for l = L-1 .. 0 once that layer's are, and layer_done(-1) after the
+  // embeddings (wpe, the rows).
   void backward(cudaStream_t stream, const std::function<void(int layer)>& layer_done);
+  EmbeddingRows& embedding_rows() { return embedding_rows_; }
+  // The SMs the matmuls enqueued from now on may count on (0: all); see Matmul::set_sm_target.
+  void set_matmul_sm_target(int sms) { matmul_.set_sm_target(sms); }
 
  private:
   GptConfig config_;  // real vocabulary
@@ -91,6 +99,7 @@ class GptModel {
   bool flash_ = false;  // flash attention: lse_ kept per layer instead of att_
 
   DeviceBuffer<float> master_, grads_;
+  EmbeddingRows embedding_rows_;
   DeviceBuffer<bf16> params_;
   DeviceBuffer<int> tokens_, targets_;
 

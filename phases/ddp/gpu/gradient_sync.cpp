@@ -8,7 +8,7 @@ GradientSync::GradientSync(std::vector<GradBucket> buckets, float* grads) : buck
   for (std::size_t i = 0; i < buckets_.size(); ++i) ready_.push_back(std::make_unique<CudaEvent>());
 }
 
-void GradientSync::layer_done(int layer, cudaStream_t compute) {
+void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> extra) {
   if (!comm_) return;
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     const GradBucket& b = buckets_[i];
@@ -19,6 +19,8 @@ void GradientSync::layer_done(int layer, cudaStream_t compute) {
     GPUACCEPT_NCCL_CHECK(ncclGroupStart());
     for (const GradRange& r : b.ranges)
       GPUACCEPT_NCCL_CHECK(ncclAllReduce(grads_ + r.offset, grads_ + r.offset, r.count, ncclFloat, ncclAvg, comm_, stream_));
+    if (layer == -1 && !extra.empty())
+      GPUACCEPT_NCCL_CHECK(ncclAllReduce(extra.data(), extra.data(), extra.size(), ncclFloat, ncclAvg, comm_, stream_));
     GPUACCEPT_NCCL_CHECK(ncclGroupEnd());
     launched_ = true;
   }

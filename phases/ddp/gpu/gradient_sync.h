@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <nccl.h>
@@ -20,11 +21,15 @@ class GradientSync {
 
   // The communicator of the next steps (nullptr: training alone, nothing to reduce).
   void set_comm(ncclComm_t comm) { comm_ = comm; }
+  ncclComm_t comm() const { return comm_; }
 
-  // From backward()'s layer_done hook: launches every bucket that is complete now.
-  void layer_done(int layer, cudaStream_t compute);
+  // From backward()'s layer_done hook: launches every bucket that is complete now; with
+  // layer -1, `extra` (gradients outside the flat buffer: gpu/embedding_rows.h) with it.
+  void layer_done(int layer, cudaStream_t compute, std::span<float> extra = {});
   // `compute` waits until every bucket launched this step is reduced.
   void join(cudaStream_t compute);
+  // Whether a bucket has been launched since the last join(): NCCL may be running.
+  bool reducing() const { return launched_; }
 
  private:
   std::vector<GradBucket> buckets_;

@@ -24,9 +24,21 @@ using bf16 = __nv_bfloat16;
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]          out (N,C), wte (Vp,C), wpe (maxT,C)
 void encoder_forward(bf16* out, const int* tokens, const bf16* wte, const bf16* wpe, int B, int T, int C,
                      cudaStream_t stream);
-// dwte[tokens[b,t],:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (both fp32, accumulated)
-void encoder_backward(float* dwte, float* dwpe, const bf16* dout, const int* tokens, int B, int T, int C,
-                      cudaStream_t stream);
+// dwte[row(tokens[b,t]),:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (both fp32, accumulated)
+// row(v) = row_of_token[v] (token_rows below), or v itself when row_of_token is nullptr.
+void encoder_backward(float* dwte, const int* row_of_token, float* dwpe, const bf16* dout, const int* tokens, int B,
+                      int T, int C, cudaStream_t stream);
+
+// The token embedding's gradient as rows of the tokens in use (gpu/embedding_rows.h).
+// token_rows: the tokens v < V with present[v] != 0 numbered 0, 1, ... in increasing order:
+// row_of_token[v] (-1 when absent), token_of_row[r], and *count rows (all on the device).
+void token_rows(int* row_of_token, int* token_of_row, int* count, const unsigned char* present, int V,
+                cudaStream_t stream);
+// rows[0 .. *count * C) = 0; max_rows bounds *count (it sizes the grid).
+void zero_token_rows(float* rows, const int* count, int max_rows, int C, cudaStream_t stream);
+// dwte[token_of_row[r],:] += rows[r,:] for r < *count.
+void add_token_rows(float* dwte, const float* rows, const int* token_of_row, const int* count, int max_rows, int C,
+                    cudaStream_t stream);
 
 // LayerNorm over the last dimension, biased variance, eps 1e-5:
 //   mean[n], rstd[n] = 1/sqrt(var + eps), out = (inp - mean) * rstd * weight + bias.

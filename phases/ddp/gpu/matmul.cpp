@@ -48,6 +48,7 @@ Matmul::Plan* Matmul::plan(const GemmShape& s) {
     case Epilogue::GeluAuxBias: p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX_BIAS); break;
     case Epilogue::DGelu: p->desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DGELU); break;
   }
+  if (s.sm_target > 0) p->desc.set(CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, static_cast<std::int32_t>(s.sm_target));
   if (s.epilogue == Epilogue::Bias || s.epilogue == Epilogue::GeluAuxBias)
     p->desc.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_16BF);
   if (s.epilogue == Epilogue::GeluAuxBias || s.epilogue == Epilogue::DGelu) {
@@ -72,8 +73,23 @@ Matmul::Plan* Matmul::plan(const GemmShape& s) {
   int returned = 0;
   GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref,
                                                         kCandidates, results, &returned));
-  for (int i = 0; i < returned; ++i)
-    if (results[i].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[i].algo);
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    if (s.sm_target > 0) {
+      // Beside NCCL, clusters of CTAs find too few free SMs of one GPC together: one CTA
+      // per cluster (tests/gpu/probes/carveout_probe.cu: only an algorithm both sized for
+      // the SMs left and of 1x1x1 clusters kept its own speed beside a kernel holding SMs).
+      const std::uint16_t one = CUBLASLT_CLUSTER_SHAPE_1x1x1;
+      GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoConfigSetAttribute(&results[i].algo,
+                                                                  CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &one, sizeof one));
+      cublasLtMatmulHeuristicResult_t checked{};
+      if (cublasLtMatmulAlgoCheck(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, &results[i].algo, &checked) !=
+              CUBLAS_STATUS_SUCCESS ||
+          checked.workspaceSize > ws)
+        continue;
+    }
+    p->candidates.push_back(results[i].algo);
+  }
   auto& slot = plans_[s.key()];
   if (!p->candidates.empty()) {
     p->algo = p->candidates.front();
@@ -121,8 +137,10 @@ void Matmul::choose_algorithm(Plan& p, const GemmShape& s, const void* a, const 
 
 bool Matmul::supports(const GemmShape& s) { return plan(s) != nullptr; }
 
-void Matmul::run(const GemmShape& s, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream,
+void Matmul::run(const GemmShape& shape, const void* a, const void* b, void* d, const bf16* bias, cudaStream_t stream,
                  const void* c, bf16* aux) {
+  GemmShape s = shape;
+  s.sm_target = sm_target_;
   Plan* p = plan(s);
   if (!p)
     throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for the matmul m={} n={} k={} batch={} ({}{}{})",

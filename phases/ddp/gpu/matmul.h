@@ -40,9 +40,10 @@ struct GemmShape {
   bool fp32_out = false;    // D is fp32 (gradients), else bf16
   bool accumulate = false;  // + C (C has D's layout; D itself unless run() is given another C)
   Epilogue epilogue = Epilogue::None;
+  int sm_target = 0;  // SMs the algorithm is chosen for (0: the device's); Matmul sets it
   auto key() const {
     return std::tuple(transa, transb, m, n, k, lda, ldb, ldd, batch, stride_a, stride_b, stride_d, fp32_out,
-                      accumulate, epilogue);
+                      accumulate, epilogue, sm_target);
   }
 };
 
@@ -60,6 +61,14 @@ class Matmul {
            const void* c = nullptr, bf16* aux = nullptr);
   // Whether cuBLASLt has an algorithm for the shape (plans it if so).
   bool supports(const GemmShape& s);
+
+  // The SMs the next matmuls may count on (0: all of them). While NCCL's kernels hold some
+  // SMs for an all-reduce, a cuBLASLt kernel sized for the whole GPU, in clusters of CTAs,
+  // runs up to twice as long; one chosen for the SMs left (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)
+  // with one CTA per cluster keeps its speed there, and costs about 13% when nothing runs
+  // beside it (tests/gpu/probes/carveout_probe.cu, docs/performance.md). Each target has
+  // plans of its own.
+  void set_sm_target(int sms) { sm_target_ = sms; }
 
   // out (N, OC) = inp (N, C) W^T [+ bias] [+ residual]     W (OC, C), as PyTorch's nn.Linear;
   // the residual (N, OC) is added by the matmul itself (its C operand).
@@ -92,6 +101,7 @@ class Matmul {
   CublasLtHandle handle_;
   DeviceBuffer<char> workspace_;
   bool autotune_;
+  int sm_target_ = 0;
   DeviceBuffer<char> scratch_;  // trial output for matmuls that accumulate into D
   std::map<decltype(GemmShape{}.key()), std::unique_ptr<Plan>> plans_;
 };

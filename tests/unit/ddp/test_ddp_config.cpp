@@ -12,6 +12,15 @@ TEST_CASE("defaults are the issue's GPT-2 124M run") {
   CHECK(d.model == "gpt2_124m");
   CHECK(d.micro_batch == 16);
   CHECK(d.seq_len == 1024);
+  CHECK(d.comm_sms == 0);  // matmuls planned for every SM unless asked
+}
+
+TEST_CASE("comm_sms is read and bounded by NCCL's CTA limit") {
+  CHECK(load_ddp_config(Config::parse("ddp:\n  comm_sms: 16\n", "t.yaml"), {}).comm_sms == 16);
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  comm_sms: 65\n", "bad.yaml"), {}),
+                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.comm_sms"));
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  comm_sms: -1\n", "bad.yaml"), {}),
+                    Catch::Contains("ddp.comm_sms"));
 }
 
 TEST_CASE("flags override the config file") {

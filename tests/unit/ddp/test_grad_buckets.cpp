@@ -1,5 +1,5 @@
 // Gradient buckets: every gradient element reduced exactly once, in the order backward
-// completes the layers, with the tied embedding in the last bucket.
+// completes them: the output head (wte, the final LayerNorm), the layers, then wpe.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -26,32 +26,39 @@ std::vector<int> coverage(const ParamLayout& layout, const std::vector<GradBucke
 
 }  // namespace
 
-TEST_CASE("one bucket per layer covers every gradient once, last layer first") {
+TEST_CASE("one bucket per layer covers every gradient once, head first, last layer next") {
   const GptConfig cfg{64, 16, 3, 2, 16};
   const ParamLayout layout(cfg);
   const auto buckets = plan_grad_buckets(layout, cfg.layers, 0);
-  REQUIRE(buckets.size() == 4);
-  CHECK(buckets[0].ready_after_layer == 2);
-  CHECK(buckets[1].ready_after_layer == 1);
-  CHECK(buckets[2].ready_after_layer == 0);
-  CHECK(buckets[3].ready_after_layer == -1);
+  REQUIRE(buckets.size() == 5);
+  CHECK(buckets[0].ready_after_layer == 3);  // the output head
+  CHECK(buckets[1].ready_after_layer == 2);
+  CHECK(buckets[2].ready_after_layer == 1);
+  CHECK(buckets[3].ready_after_layer == 0);
+  CHECK(buckets[4].ready_after_layer == -1);
   // A layer's slices: one per per-layer tensor (12), none adjacent in the flat buffer.
-  CHECK(buckets[0].ranges.size() == 12);
+  CHECK(buckets[1].ranges.size() == 12);
   for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
 }
 
-TEST_CASE("the last bucket holds the embeddings and the final LayerNorm") {
+TEST_CASE("the head bucket holds wte and the final LayerNorm, the last bucket wpe") {
   const GptConfig cfg{64, 16, 2, 2, 16};
   const ParamLayout layout(cfg);
   const auto buckets = plan_grad_buckets(layout, cfg.layers, 0);
+  const GradBucket& head = buckets.front();
+  CHECK(head.elements == layout[Param::wte].size + layout[Param::lnfw].size + layout[Param::lnfb].size);
+  CHECK(head.layers_from == -1);
+  // wte first in the buffer, lnfw and lnfb adjacent at its end: two ranges.
+  REQUIRE(head.ranges.size() == 2);
+  CHECK(head.ranges[0].offset == layout[Param::wte].offset);
+  CHECK(head.ranges[0].count == layout[Param::wte].size);
+  CHECK(head.ranges[1].offset == layout[Param::lnfw].offset);
+  CHECK(head.ranges[1].count == layout[Param::lnfw].size + layout[Param::lnfb].size);
   const GradBucket& last = buckets.back();
-  const std::size_t expected =
-      layout[Param::wte].size + layout[Param::wpe].size + layout[Param::lnfw].size + layout[Param::lnfb].size;
-  CHECK(last.elements == expected);
-  CHECK(last.layers_from == -1);
-  // wte and wpe are adjacent at the start of the buffer: one merged range.
-  CHECK(last.ranges.front().offset == 0);
-  CHECK(last.ranges.front().count == layout[Param::wte].size + layout[Param::wpe].size);
+  CHECK(last.ready_after_layer == -1);
+  REQUIRE(last.ranges.size() == 1);
+  CHECK(last.ranges[0].offset == layout[Param::wpe].offset);
+  CHECK(last.elements == layout[Param::wpe].size);
 }
 
 TEST_CASE("large buckets merge consecutive layers and adjacent slices") {
@@ -60,14 +67,14 @@ TEST_CASE("large buckets merge consecutive layers and adjacent slices") {
   const std::size_t per_layer = (layout.total() - layout[Param::wte].size - layout[Param::wpe].size -
                                  layout[Param::lnfw].size - layout[Param::lnfb].size) / cfg.layers;
   const auto buckets = plan_grad_buckets(layout, cfg.layers, 2 * per_layer);
-  REQUIRE(buckets.size() == 3);  // layers 3-2, layers 1-0, embeddings
-  CHECK(buckets[0].layers_to == 3);
-  CHECK(buckets[0].layers_from == 2);
-  CHECK(buckets[0].ready_after_layer == 2);
-  CHECK(buckets[1].ready_after_layer == 0);
-  CHECK(buckets[0].elements == 2 * per_layer);
+  REQUIRE(buckets.size() == 4);  // head, layers 3-2, layers 1-0, wpe
+  CHECK(buckets[1].layers_to == 3);
+  CHECK(buckets[1].layers_from == 2);
+  CHECK(buckets[1].ready_after_layer == 2);
+  CHECK(buckets[2].ready_after_layer == 0);
+  CHECK(buckets[1].elements == 2 * per_layer);
   // Layers 3 and 2 of one tensor are adjacent: 12 ranges, not 24.
-  CHECK(buckets[0].ranges.size() == 12);
+  CHECK(buckets[1].ranges.size() == 12);
   for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
 }
 
@@ -75,7 +82,7 @@ TEST_CASE("a bucket larger than the model holds all layers in one") {
   const GptConfig cfg{64, 16, 3, 2, 16};
   const ParamLayout layout(cfg);
   const auto buckets = plan_grad_buckets(layout, cfg.layers, layout.total() * 2);
-  REQUIRE(buckets.size() == 2);
-  CHECK(buckets[0].ready_after_layer == 0);
+  REQUIRE(buckets.size() == 3);
+  CHECK(buckets[1].ready_after_layer == 0);
   for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
 }

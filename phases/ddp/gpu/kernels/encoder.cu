@@ -28,10 +28,10 @@ __global__ void encoder_forward_kernel(bf16* __restrict__ out, const int* __rest
 }
 
 // One thread per (t, c): it walks the B rows at position t, adds each into dwte at that
-// row's token (atomically: tokens repeat) and their sum into dwpe (it alone owns it).
-__global__ void encoder_backward_kernel(float* __restrict__ dwte, float* __restrict__ dwpe,
-                                        const bf16* __restrict__ dout, const int* __restrict__ tokens, int B, int T,
-                                        int C) {
+// row's token (or the token's row of row_of_token) (atomically: tokens repeat) and their sum into dwpe (it alone owns it).
+__global__ void encoder_backward_kernel(float* __restrict__ dwte, const int* __restrict__ row_of_token,
+                                        float* __restrict__ dwpe, const bf16* __restrict__ dout,
+                                        const int* __restrict__ tokens, int B, int T, int C) {
   const std::size_t i = global_thread();
   if (i >= static_cast<std::size_t>(T) * C) return;
   const std::size_t t = i / C, c = i % C;
@@ -40,7 +40,8 @@ __global__ void encoder_backward_kernel(float* __restrict__ dwte, float* __restr
     const std::size_t n = static_cast<std::size_t>(b) * T + t;
     const float d = __bfloat162float(dout[n * C + c]);
     sum += d;
-    atomicAdd(&dwte[static_cast<std::size_t>(tokens[n]) * C + c], d);
+    const int row = row_of_token ? row_of_token[tokens[n]] : tokens[n];
+    atomicAdd(&dwte[static_cast<std::size_t>(row) * C + c], d);
   }
   dwpe[i] += sum;
 }
@@ -62,13 +63,13 @@ void encoder_forward(bf16* out, const int* tokens, const bf16* wte, const bf16* 
   check_launch("encoder_forward");
 }
 
-void encoder_backward(float* dwte, float* dwpe, const bf16* dout, const int* tokens, int B, int T, int C,
-                      cudaStream_t stream) {
+void encoder_backward(float* dwte, const int* row_of_token, float* dwpe, const bf16* dout, const int* tokens, int B,
+                      int T, int C, cudaStream_t stream) {
   require(B >= 0 && T >= 0 && C >= 0, "encoder_backward: negative size");
   if (B == 0 || T == 0 || C == 0) return;
   const std::size_t threads = static_cast<std::size_t>(T) * C;
   encoder_backward_kernel<<<static_cast<unsigned>(ceil_div<std::size_t>(threads, kBlock)), kBlock, 0, stream>>>(
-      dwte, dwpe, dout, tokens, B, T, C);
+      dwte, row_of_token, dwpe, dout, tokens, B, T, C);
   check_launch("encoder_backward");
 }
 
