@@ -42,6 +42,9 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.flash_attention = c.get("ddp.flash_attention", d.flash_attention);
   d.matmul_autotune = c.get("ddp.matmul_autotune", d.matmul_autotune);
   d.bucket_mib = c.get_non_negative("ddp.bucket_mib", d.bucket_mib);
+  d.grad_reduce = c.get("ddp.grad_reduce", d.grad_reduce);
+  if (d.grad_reduce != "fp32" && d.grad_reduce != "bf16")
+    throw c.error_at(c.find("ddp.grad_reduce"), "ddp.grad_reduce", fmt::format("'{}': fp32 or bf16", d.grad_reduce));
   d.comm_sms = c.get_non_negative("ddp.comm_sms", d.comm_sms);
   if (d.comm_sms > 64)
     throw c.error_at(c.find("ddp.comm_sms"), "ddp.comm_sms", fmt::format("{} SMs: at most 64 (NCCL's CTA limit)", d.comm_sms));

@@ -34,6 +34,8 @@ struct DdpConfig {
   bool matmul_autotune = true;      // ddp.matmul_autotune: time cuBLASLt's candidates per shape in step 1
   // Data parallelism
   double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
+  std::string grad_reduce = "fp32"; // ddp.grad_reduce: fp32 (as PyTorch DDP) or bf16 (half the bytes,
+                                    // as PyTorch's bf16_compress_hook; gpu/gradient_sync.h)
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
                                     // meanwhile are planned for the other SMs (gpu/matmul.h); 0 = off

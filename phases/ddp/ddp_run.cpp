@@ -205,8 +205,11 @@ void DdpPhase::train(const TokenSource& data) {
     model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len,
                                             gpu::ModelOptions{.flash_attention = config_.flash_attention,
                                                               .matmul_autotune = config_.matmul_autotune});
-    log_rank0("ddp: matmul epilogues in use: {}; attention: {}; {:.2f} GiB of model buffers", model->fusions(),
-              model->attention(), static_cast<double>(model->device_bytes()) / (1ull << 30));
+    log_rank0("ddp: matmul epilogues in use: {}; attention: {}; {:.2f} GiB of model buffers; gradients all-reduced "
+              "in {}{}",
+              model->fusions(), model->attention(), static_cast<double>(model->device_bytes()) / (1ull << 30),
+              config_.grad_reduce,
+              config_.comm_sms > 0 ? fmt::format(", {} SMs left to NCCL beside the backward pass", config_.comm_sms) : "");
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();

@@ -178,8 +178,9 @@ void RunSummary::record_scaling() {
     if (it == per_gpu_rate_.end()) continue;
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
                          {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
-        .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone", it->second, to,
-                               single->second);
+        .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone (gradients "
+                               "all-reduced in {})",
+                               it->second, to, single->second, config_.grad_reduce);
     log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%", to, 100.0 * it->second / single->second);
   }
 }

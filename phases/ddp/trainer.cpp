@@ -33,7 +33,9 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSourc
       max_micro_(max_micro),
       sync_(plan_grad_buckets(model.layout(), model.config().layers,
                               static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
-            model.grads()),
+            model.grads(), model.num_params(),
+            config.grad_reduce == "bf16" ? gpu::ReducePrecision::Bf16 : gpu::ReducePrecision::Fp32,
+            model.layout()[Param::wte].size),  // the embedding rows reduced with the last bucket
       adam_m_(model.num_params()),
       adam_v_(model.num_params()),
       sumsq_(1),
@@ -129,6 +131,8 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     step_start_.record(stream_);
     GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model_.grads(), 0, model_.num_params() * sizeof(float), stream_));
     rows.plan(sync_.comm(), stream_);
+    // Its all-reduce of the marks and the buckets' share a communicator: never at once.
+    rows.wait(sync_.stream());
     for (int m = 0; m < micro; ++m) {
       const int* src = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.tokens(), src, N * sizeof(int), cudaMemcpyHostToDevice, stream_));

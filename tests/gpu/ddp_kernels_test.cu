@@ -353,6 +353,12 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
   sync();
   for (std::size_t i = 0; i < n; ++i) ref[i] = round_bf16(f[i + offset]);
   compare("cast_to_bf16", shape, slice(from_bf16(d_out.download())), ref, kExact);
+
+  // bf16 -> fp32 is exact: back to the very values.
+  Buffer<float> d_back(std::vector<float>(total, -7.f));
+  kn::cast_to_fp32(d_back.get() + offset, d_out.get() + offset, n, nullptr);
+  sync();
+  compare("cast_to_fp32", shape, slice(d_back.download()), ref, kExact);
 }
 
 // ---- attention layout --------------------------------------------------------------------

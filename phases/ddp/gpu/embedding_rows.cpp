@@ -34,15 +34,20 @@ void EmbeddingRows::mark(std::span<const int> tokens) {
 }
 
 void EmbeddingRows::plan(ncclComm_t comm, cudaStream_t stream) {
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(present_.get(), marks_.get(), marks_.bytes(), cudaMemcpyHostToDevice, stream));
+  // After what `stream` has enqueued: the last step's add_into() still reads the rows.
+  queued_.record(stream);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, queued_, 0));
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(present_.get(), marks_.get(), marks_.bytes(), cudaMemcpyHostToDevice, stream_));
   if (comm)
     GPUACCEPT_NCCL_CHECK(ncclAllReduce(present_.get(), present_.get(), static_cast<std::size_t>(vocab_), ncclUint8,
-                                       ncclMax, comm, stream));
-  token_rows(row_of_token_.get(), token_of_row_.get(), count_.get(), present_.get(), vocab_, stream);
-  zero_token_rows(rows_.get(), count_.get(), vocab_, channels_, stream);
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), count_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream));
-  counted_.record(stream);
+                                       ncclMax, comm, stream_));
+  token_rows(row_of_token_.get(), token_of_row_.get(), count_.get(), present_.get(), vocab_, stream_);
+  zero_token_rows(rows_.get(), count_.get(), vocab_, channels_, stream_);
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), count_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
+  counted_.record(stream_);
 }
+
+void EmbeddingRows::wait(cudaStream_t stream) const { GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream, counted_, 0)); }
 
 std::size_t EmbeddingRows::reduced_elements() {
   GPUACCEPT_CUDA_CHECK(cudaEventSynchronize(counted_));

@@ -357,6 +357,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
                        ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
     layer_done(l);
   }
+  embedding_rows_.wait(s);
   encoder_backward(embedding_rows_.rows(), embedding_rows_.row_of_token(), g(Param::wpe), dres, tokens_.get(), B, T,
                    C, s);
   layer_done(-1);

@@ -11,29 +11,47 @@
 #include <nccl.h>
 
 #include "cuda/cuda_handles.h"
+#include "ddp/gpu/kernels.h"
 #include "ddp/grad_buckets.h"
 
 namespace gpuaccept::ddp::gpu {
 
+// What the all-reduce carries. Fp32: the gradients as they are (PyTorch DDP's default).
+// Bf16: each bucket rounded to bf16 first and the average widened back (PyTorch's
+// bf16_compress_hook): half the bytes, so half as long beside the backward pass, for
+// about 3 significant digits in the averaged gradient. Every rank gets the same bits either
+// way, so replicas stay bitwise equal.
+enum class ReducePrecision { Fp32, Bf16 };
+
 class GradientSync {
  public:
-  GradientSync(std::vector<GradBucket> buckets, float* grads);
+  // grads: the flat buffer of `elements`; extra_capacity: the most elements layer_done's
+  // `extra` will hold (bf16 needs room for them).
+  GradientSync(std::vector<GradBucket> buckets, float* grads, std::size_t elements, ReducePrecision precision,
+               std::size_t extra_capacity);
 
   // The communicator of the next steps (nullptr: training alone, nothing to reduce).
   void set_comm(ncclComm_t comm) { comm_ = comm; }
   ncclComm_t comm() const { return comm_; }
+  cudaStream_t stream() const { return stream_; }  // where the buckets are reduced
 
   // From backward()'s layer_done hook: launches every bucket that is complete now; with
   // layer -1, `extra` (gradients outside the flat buffer: gpu/embedding_rows.h) with it.
   void layer_done(int layer, cudaStream_t compute, std::span<float> extra = {});
+  ReducePrecision precision() const { return precision_; }
   // `compute` waits until every bucket launched this step is reduced.
   void join(cudaStream_t compute);
   // Whether a bucket has been launched since the last join(): NCCL may be running.
   bool reducing() const { return launched_; }
 
  private:
+  // One all-reduce of `count` gradients at `data` (fp32), `rounded` its bf16 room.
+  void reduce(float* data, bf16* rounded, std::size_t count);
   std::vector<GradBucket> buckets_;
   float* grads_;
+  std::size_t elements_;
+  ReducePrecision precision_;
+  DeviceBuffer<bf16> rounded_;  // Bf16: the flat buffer's copy, then extra's, as reduced
   ncclComm_t comm_ = nullptr;
   CudaStream stream_;
   std::vector<std::unique_ptr<CudaEvent>> ready_;  // per bucket: backward produced it

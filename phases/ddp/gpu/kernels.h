@@ -139,7 +139,9 @@ void adamw_update(float* master, bf16* params, float* m, float* v, const float* 
 // clipping when max_norm <= 0); *norm = sqrt(*sumsq). One thread.
 void clip_scale(float* scale, float* norm, const float* sumsq, float max_norm, cudaStream_t stream);
 
-// params[i] = bf16(master[i])
+// params[i] = bf16(master[i])  (also gradients before a bf16 all-reduce, gpu/gradient_sync.h)
 void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream);
+// out[i] = float(in[i]), exact: a bf16 all-reduce's result back into the fp32 gradients.
+void cast_to_fp32(float* out, const bf16* in, std::size_t n, cudaStream_t stream);
 
 }  // namespace gpuaccept::ddp::gpu

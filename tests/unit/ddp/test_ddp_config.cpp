@@ -13,6 +13,13 @@ TEST_CASE("defaults are the issue's GPT-2 124M run") {
   CHECK(d.micro_batch == 16);
   CHECK(d.seq_len == 1024);
   CHECK(d.comm_sms == 0);  // matmuls planned for every SM unless asked
+  CHECK(d.grad_reduce == "fp32");  // as PyTorch DDP
+}
+
+TEST_CASE("grad_reduce is fp32 or bf16") {
+  CHECK(load_ddp_config(Config::parse("ddp:\n  grad_reduce: bf16\n", "t.yaml"), {}).grad_reduce == "bf16");
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  grad_reduce: fp8\n", "bad.yaml"), {}),
+                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.grad_reduce") && Catch::Contains("fp8"));
 }
 
 TEST_CASE("comm_sms is read and bounded by NCCL's CTA limit") {

@@ -84,6 +84,25 @@ __global__ void cast_to_bf16_kernel(bf16* __restrict__ out, const float* __restr
   }
 }
 
+// out[i] = float(in[i]): exact (bf16 is fp32 with the low 16 mantissa bits dropped).
+template <int W>
+__global__ void cast_to_fp32_kernel(float* __restrict__ out, const bf16* __restrict__ in, std::size_t n) {
+  for (std::size_t i = global_thread() * W; i < n; i += global_threads() * W) {
+    if (i + W <= n) {
+      float x[W];
+      load_bf16<W>(x, in + i);
+      if constexpr (W == 8) {
+        *reinterpret_cast<float4*>(out + i) = make_float4(x[0], x[1], x[2], x[3]);
+        *reinterpret_cast<float4*>(out + i + 4) = make_float4(x[4], x[5], x[6], x[7]);
+      } else {
+        out[i] = x[0];
+      }
+    } else {
+      for (std::size_t j = i; j < n; ++j) out[j] = __bfloat162float(in[j]);
+    }
+  }
+}
+
 }  // namespace
 
 void residual_forward(bf16* out, const bf16* a, const bf16* b, std::size_t n, cudaStream_t stream) {
@@ -105,6 +124,15 @@ void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream
   else
     cast_to_bf16_kernel<1><<<grid_for(n, kBlock), kBlock, 0, stream>>>(out, in, n);
   check_launch("cast_to_bf16");
+}
+
+void cast_to_fp32(float* out, const bf16* in, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  if (aligned16(out) && aligned16(in))
+    cast_to_fp32_kernel<8><<<grid_for(ceil_div<std::size_t>(n, 8), kBlock), kBlock, 0, stream>>>(out, in, n);
+  else
+    cast_to_fp32_kernel<1><<<grid_for(n, kBlock), kBlock, 0, stream>>>(out, in, n);
+  check_launch("cast_to_fp32");
 }
 
 }  // namespace gpuaccept::ddp::gpu

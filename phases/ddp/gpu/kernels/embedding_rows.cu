@@ -10,6 +10,10 @@ namespace {
 
 constexpr int kScanThreads = 1024;
 constexpr int kBlock = 256;
+// The rows in use are known on the device only: a fixed grid of grid-stride loops, so
+// the launch costs the same for 512 rows as for 50304 (a grid sized for every row of the
+// vocabulary took ~40 us a call, mostly blocks that found nothing to do).
+constexpr unsigned kRowBlocks = 528;
 
 // One block: thread i counts the marked tokens of its contiguous chunk, a block-wide
 // inclusive scan (Hillis-Steele) of those counts gives each chunk its first row, and the
@@ -69,15 +73,16 @@ void token_rows(int* row_of_token, int* token_of_row, int* count, const unsigned
 
 void zero_token_rows(float* rows, const int* count, int max_rows, int C, cudaStream_t stream) {
   require(max_rows >= 0 && C >= 1, "zero_token_rows: bad size");
-  zero_rows_kernel<<<grid_for(static_cast<std::size_t>(max_rows) * C, kBlock), kBlock, 0, stream>>>(rows, count, C);
+  zero_rows_kernel<<<std::min(kRowBlocks, grid_for(static_cast<std::size_t>(max_rows) * C, kBlock)), kBlock, 0,
+                     stream>>>(rows, count, C);
   check_launch("zero_token_rows");
 }
 
 void add_token_rows(float* dwte, const float* rows, const int* token_of_row, const int* count, int max_rows, int C,
                     cudaStream_t stream) {
   require(max_rows >= 0 && C >= 1, "add_token_rows: bad size");
-  add_rows_kernel<<<grid_for(static_cast<std::size_t>(max_rows) * C, kBlock), kBlock, 0, stream>>>(
-      dwte, rows, token_of_row, count, C);
+  add_rows_kernel<<<std::min(kRowBlocks, grid_for(static_cast<std::size_t>(max_rows) * C, kBlock)), kBlock, 0,
+                    stream>>>(dwte, rows, token_of_row, count, C);
   check_launch("add_token_rows");
 }
 
