@@ -6,16 +6,14 @@ namespace gpuaccept::ddp::gpu {
 
 GradientSync::GradientSync(std::vector<GradBucket> buckets, float* grads, std::size_t elements,
                            ReducePrecision precision, std::size_t extra_capacity)
-    : buckets_(std::move(buckets)), grads_(grads), elements_(elements), precision_(precision) {
-  for (std::size_t i = 0; i < buckets_.size(); ++i) ready_.push_back(std::make_unique<CudaEvent>());
+    : buckets_(std::move(buckets)), grads_(grads), precision_(precision) {
+  std::size_t base = 0;
+  for (const GradBucket& b : buckets_) {
+    ready_.push_back(std::make_unique<CudaEvent>());
+    packed_at_.push_back(base);
+    base += b.elements;
+  }
   if (precision_ == ReducePrecision::Bf16) rounded_ = DeviceBuffer<bf16>(elements + extra_capacity);
-}
-
-void GradientSync::reduce(float* data, bf16* rounded, std::size_t count) {
-  if (precision_ == ReducePrecision::Fp32)
-    GPUACCEPT_NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm_, stream_));
-  else
-    GPUACCEPT_NCCL_CHECK(ncclAllReduce(rounded, rounded, count, ncclBfloat16, ncclAvg, comm_, stream_));
 }
 
 void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> extra) {
@@ -25,27 +23,32 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
     if (b.ready_after_layer != layer) continue;
     ready_[i]->record(compute);
     GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, *ready_[i], 0));
-    // The slices (one per tensor) and, for the last bucket, `extra` (after the flat part
-    // in rounded_).
-    struct Part {
-      float* data;
-      bf16* rounded;  // its place in rounded_ (Bf16 only)
-      std::size_t count;
-    };
-    const bool bf16 = precision_ == ReducePrecision::Bf16;
-    std::vector<Part> parts;
-    for (const GradRange& r : b.ranges)
-      parts.push_back({grads_ + r.offset, bf16 ? rounded_.get() + r.offset : nullptr, r.count});
-    if (layer == -1 && !extra.empty())
-      parts.push_back({extra.data(), bf16 ? rounded_.get() + elements_ : nullptr, extra.size()});
-    if (bf16)
-      for (const Part& p : parts) cast_to_bf16(p.rounded, p.data, p.count, stream_);
-    // One group per bucket: its parts go out as a single NCCL launch.
-    GPUACCEPT_NCCL_CHECK(ncclGroupStart());
-    for (const Part& p : parts) reduce(p.data, p.rounded, p.count);
-    GPUACCEPT_NCCL_CHECK(ncclGroupEnd());
-    if (bf16)
-      for (const Part& p : parts) cast_to_fp32(p.data, p.rounded, p.count, stream_);
+    // The slices (one per tensor) and, for the last bucket, `extra`.
+    std::vector<std::span<float>> parts;
+    for (const GradRange& r : b.ranges) parts.emplace_back(grads_ + r.offset, r.count);
+    if (layer == -1 && !extra.empty()) parts.push_back(extra);
+    if (precision_ == ReducePrecision::Fp32) {
+      // One group per bucket: its parts go out as a single NCCL launch.
+      GPUACCEPT_NCCL_CHECK(ncclGroupStart());
+      for (std::span<float> p : parts)
+        GPUACCEPT_NCCL_CHECK(ncclAllReduce(p.data(), p.data(), p.size(), ncclFloat, ncclAvg, comm_, stream_));
+      GPUACCEPT_NCCL_CHECK(ncclGroupEnd());
+    } else {
+      // Rounded side by side into the bucket's own stretch of rounded_ (the buckets' sizes
+      // add up to the flat buffer, extra after the last), so the bucket is one all-reduce.
+      bf16* const packed = rounded_.get() + packed_at_[i];
+      std::size_t n = 0;
+      for (std::span<float> p : parts) {
+        cast_to_bf16(packed + n, p.data(), p.size(), stream_);
+        n += p.size();
+      }
+      GPUACCEPT_NCCL_CHECK(ncclAllReduce(packed, packed, n, ncclBfloat16, ncclAvg, comm_, stream_));
+      n = 0;
+      for (std::span<float> p : parts) {
+        cast_to_fp32(p.data(), packed + n, p.size(), stream_);
+        n += p.size();
+      }
+    }
     launched_ = true;
   }
 }

@@ -16,8 +16,9 @@
 
 namespace gpuaccept::ddp::gpu {
 
-// What the all-reduce carries. Fp32: the gradients as they are (PyTorch DDP's default).
-// Bf16: each bucket rounded to bf16 first and the average widened back (PyTorch's
+// What the all-reduce carries. Fp32: the gradients as they are (PyTorch DDP's default),
+// one NCCL group of a call per slice. Bf16: each bucket's slices rounded to bf16, packed
+// side by side, reduced in one call, and the average widened back (PyTorch's
 // bf16_compress_hook): half the bytes, so half as long beside the backward pass, for
 // about 3 significant digits in the averaged gradient. Every rank gets the same bits either
 // way, so replicas stay bitwise equal.
@@ -45,13 +46,11 @@ class GradientSync {
   bool reducing() const { return launched_; }
 
  private:
-  // One all-reduce of `count` gradients at `data` (fp32), `rounded` its bf16 room.
-  void reduce(float* data, bf16* rounded, std::size_t count);
   std::vector<GradBucket> buckets_;
   float* grads_;
-  std::size_t elements_;
   ReducePrecision precision_;
-  DeviceBuffer<bf16> rounded_;  // Bf16: the flat buffer's copy, then extra's, as reduced
+  std::vector<std::size_t> packed_at_;  // per bucket: where its parts start in rounded_
+  DeviceBuffer<bf16> rounded_;          // Bf16: every bucket's parts, rounded, packed
   ncclComm_t comm_ = nullptr;
   CudaStream stream_;
   std::vector<std::unique_ptr<CudaEvent>> ready_;  // per bucket: backward produced it
