@@ -31,6 +31,7 @@ StepRecord median_step(const std::vector<StepRecord>& steps, int skip) {
   r.comm_exposed_ms = med(&StepRecord::comm_exposed_ms);
   r.optimizer_ms = med(&StepRecord::optimizer_ms);
   r.step_ms = med(&StepRecord::step_ms);
+  r.wall_ms = med(&StepRecord::wall_ms);
   return r;
 }
 

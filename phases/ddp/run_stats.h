@@ -13,7 +13,11 @@ struct StepRecord {
   int step = 0;             // from 1
   double loss = 0;          // mean over this rank's micro-batches
   double grad_norm = 0;     // global norm before clipping (after the all-reduce)
+  // GPU time (CUDA events on the compute stream): tokens/s is computed from step_ms.
   double forward_ms = 0, backward_ms = 0, comm_exposed_ms = 0, optimizer_ms = 0, step_ms = 0;
+  // Host time from the step's start (sampling its batches) to its end seen on the host:
+  // step_ms plus what the GPU waited for the host, the training loop's real pace.
+  double wall_ms = 0;
 };
 
 // Medians of each timing over the steps after the first `skip` (warm-up: cuBLASLt plans,

@@ -116,7 +116,7 @@ void RunSummary::record_scale(const TrainRun& run) {
   out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
   for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
                                {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
-                               {"step_ms", m.step_ms}})
+                               {"step_ms", m.step_ms}, {"wall_ms", m.wall_ms}})
     out.measure("step_time", metric, value, "ms", scale);
   const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
   const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : bf16_peak_tflops(gpu_name_);
@@ -128,8 +128,9 @@ void RunSummary::record_scale(const TrainRun& run) {
     out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", gpu_name_), scale);
   }
   log_rank0("ddp: {}: {:.0f} tokens/s per GPU, {:.0f} in total; step {:.1f} ms = forward {:.1f} + backward {:.1f} + "
-            "exposed communication {:.1f} + optimizer {:.1f}",
-            run.label, per_gpu, sum, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms);
+            "exposed communication {:.1f} + optimizer {:.1f}; {:.1f} ms a step on the host's clock",
+            run.label, per_gpu, sum, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms,
+            m.wall_ms);
 }
 
 void RunSummary::record_replicas(const std::vector<float>& weights) {

@@ -1,6 +1,7 @@
 #include "ddp/trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -83,7 +84,9 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   for (int s = 1; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("ddp {} step {}", spec.label, s));
-    const StepRecord r = step(spec, s);
+    const auto started = std::chrono::steady_clock::now();
+    StepRecord r = step(spec, s);
+    r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     run.steps.push_back(r);
     if (spec.log_progress)
       progress.step(fmt::format("{}: loss {:.4f}, grad norm {:.3f}, {:.1f} ms, {:.0f} tokens/s per GPU", spec.label,

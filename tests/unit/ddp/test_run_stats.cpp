@@ -16,11 +16,13 @@ TEST_CASE("timings are medians over the steps after the warm-up") {
     s.step = i;
     s.step_ms = i == 1 ? 500.0 : 40.0 + i;  // step 1 pays for plans and connections
     s.forward_ms = 10.0 * i;
+    s.wall_ms = s.step_ms + 1.0;
     steps.push_back(s);
   }
   const StepRecord m = median_step(steps, 1);
   CHECK(m.step_ms == Approx(44.0));  // 42, 43, 44, 45, 46
   CHECK(m.forward_ms == Approx(40.0));
+  CHECK(m.wall_ms == Approx(45.0));
   // Skipping every step still leaves the last one rather than nothing.
   CHECK(median_step(steps, 10).step_ms == Approx(46.0));
   CHECK(std::isnan(median_step({}, 0).step_ms));
