@@ -43,7 +43,7 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSourc
       partials_(gpu::kNormPartials),
       clip_scale_(1),
       grad_norm_(1),
-      staging_(static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
+      staging_(2 * static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
       host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()),
       host_norm_(1) {
   int device = 0;
@@ -81,6 +81,7 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
   Progress progress(spec.steps);
   const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
+  stage(spec, 1);
   for (int s = 1; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("ddp {} step {}", spec.label, s));
@@ -107,6 +108,22 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   return run;
 }
 
+int* Trainer::staged(int step_index) const {
+  return staging_.get() + static_cast<std::size_t>(step_index % 2) * staging_.size() / 2;
+}
+
+// Step step_index's batches into its half of the pinned staging: the other half may still
+// be copied to the GPU for the step in flight; this one's last reader, two steps back, is done.
+void Trainer::stage(const TrainSpec& spec, int step_index) {
+  const std::size_t N = model_.tokens_per_micro_batch();
+  for (std::size_t m = 0; m < spec.shards.size(); ++m) {
+    const TokenBatch b = data_.sample(spec.shards[m], static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
+    int* dst = staged(step_index) + m * 2 * N;
+    std::memcpy(dst, b.tokens.data(), N * sizeof(int));
+    std::memcpy(dst + N, b.targets.data(), N * sizeof(int));
+  }
+}
+
 StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const int micro = static_cast<int>(spec.shards.size());
   const std::size_t N = model_.tokens_per_micro_batch();
@@ -115,18 +132,11 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, progress};
   runtime_.arrive(progress);
 
-  // Host: this step's batches into pinned memory (the previous step has finished with it),
-  // and their tokens marked for the embedding's gradient rows.
+  // This step's tokens (staged during the previous step) marked for the embedding's rows.
   gpu::EmbeddingRows& rows = model_.embedding_rows();
   rows.clear_marks();
-  for (int m = 0; m < micro; ++m) {
-    const TokenBatch b = data_.sample(spec.shards[static_cast<std::size_t>(m)], static_cast<std::uint64_t>(step_index),
-                                      model_.B(), model_.T());
-    int* dst = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
-    std::memcpy(dst, b.tokens.data(), N * sizeof(int));
-    std::memcpy(dst + N, b.targets.data(), N * sizeof(int));
-    rows.mark(b.tokens);
-  }
+  for (int m = 0; m < micro; ++m)
+    rows.mark(std::span<const int>(staged(step_index) + static_cast<std::size_t>(m) * 2 * N, N));
 
   {
     // Launching may block inside NCCL (connecting to a peer that is gone): under the watchdog.
@@ -137,7 +147,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     // Its all-reduce of the marks and the buckets' share a communicator: never at once.
     rows.wait(sync_.stream());
     for (int m = 0; m < micro; ++m) {
-      const int* src = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
+      const int* src = staged(step_index) + static_cast<std::size_t>(m) * 2 * N;
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.tokens(), src, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.targets(), src + N, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
       fwd_start_[static_cast<std::size_t>(m)]->record(stream_);
@@ -167,6 +177,8 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
     step_end_.record(stream_);
   }
+  // The next step's batches, sampled while the GPU runs this one.
+  if (step_index < spec.steps) stage(spec, step_index + 1);
   std::vector<ncclComm_t> comms;
   if (spec.comm) comms.push_back(spec.comm);
   runtime_.wait(step_end_, comms, ctx, config_.step_timeout_s);

@@ -67,13 +67,15 @@ class Trainer {
   CudaStream stream_;
   gpu::GradientSync sync_;
   DeviceBuffer<float> adam_m_, adam_v_, sumsq_, partials_, clip_scale_, grad_norm_;
-  PinnedBuffer<int> staging_;          // max_micro x (tokens, targets)
+  PinnedBuffer<int> staging_;          // 2 (odd and even steps) x max_micro x (tokens, targets)
   PinnedBuffer<float> host_losses_;    // max_micro x B*T
   PinnedBuffer<float> host_norm_;
   std::vector<std::unique_ptr<CudaEvent>> fwd_start_, fwd_end_, bwd_end_;
   CudaEvent step_start_, comm_joined_, step_end_;
 
   StepRecord step(const TrainSpec& spec, int step_index);
+  void stage(const TrainSpec& spec, int step_index);
+  int* staged(int step_index) const;  // that step's half of staging_
   void optimizer_step(int t);
 };
 
