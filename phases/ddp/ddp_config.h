@@ -38,7 +38,8 @@ struct DdpConfig {
                                     // as PyTorch's bf16_compress_hook; gpu/gradient_sync.h)
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
-                                    // meanwhile are planned for the other SMs (gpu/matmul.h); 0 = off
+                                    // meanwhile are planned for the other SMs, at least half of them
+                                    // (gpu/matmul.h); 0 = off
   // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file
   int data_vocab = 512;             // ddp.data_vocab
   int data_successors = 4;          // ddp.data_successors

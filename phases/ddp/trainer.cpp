@@ -159,13 +159,19 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       const bool last = m == micro - 1;
       model_.backward(stream_, [&](int layer) {
         if (!last) return;
-        if (layer == -1 && sync_.comm())
+        if (layer == -1 && sync_.comm()) {
+          // The rows' count reaches the host with plan()'s work, normally long done; waited
+          // for like every wait here, so a peer that never joined the marks' all-reduce
+          // ends the step through the runtime instead of hanging it.
+          runtime_.wait(rows.counted(), {spec.comm}, ctx, config_.step_timeout_s);
           sync_.layer_done(layer, stream_, std::span(rows.rows(), rows.reduced_elements()));
-        else
+        } else {
           sync_.layer_done(layer, stream_);
+        }
         // From the first bucket on, NCCL holds up to comm_sms SMs: the matmuls enqueued
-        // meanwhile are planned for the others (gpu/matmul.h says why).
-        if (sync_.reducing() && config_.comm_sms > 0) model_.set_matmul_sm_target(device_sms_ - config_.comm_sms);
+        // meanwhile are planned for the others (gpu/matmul.h says why), never fewer than half.
+        if (sync_.reducing() && config_.comm_sms > 0)
+          model_.set_matmul_sm_target(std::max(device_sms_ / 2, device_sms_ - config_.comm_sms));
       });
       model_.set_matmul_sm_target(0);
       bwd_end_[static_cast<std::size_t>(m)]->record(stream_);

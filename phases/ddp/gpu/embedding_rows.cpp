@@ -49,8 +49,7 @@ void EmbeddingRows::plan(ncclComm_t comm, cudaStream_t stream) {
 
 void EmbeddingRows::wait(cudaStream_t stream) const { GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream, counted_, 0)); }
 
-std::size_t EmbeddingRows::reduced_elements() {
-  GPUACCEPT_CUDA_CHECK(cudaEventSynchronize(counted_));
+std::size_t EmbeddingRows::reduced_elements() const {
   return static_cast<std::size_t>(host_count_.get()[0]) * static_cast<std::size_t>(channels_);
 }
 

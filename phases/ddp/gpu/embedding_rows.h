@@ -12,7 +12,8 @@
 //
 // Per step: clear_marks(), mark() every token of every micro-batch, plan() before the
 // first forward, wait() before the token embedding's backward, reduced_elements() when
-// the last bucket is launched, add_into() after the all-reduce has joined. plan() runs on a
+// the last bucket is launched (after a bounded wait for counted()), add_into() after the
+// all-reduce has joined. plan() runs on a
 // stream of its own, beside the forward pass (~0.15 ms of small kernels, mostly the
 // one-block numbering, that would otherwise delay it).
 #pragma once
@@ -40,8 +41,10 @@ class EmbeddingRows {
 
   float* rows() const { return rows_.get(); }                    // (rows, C) fp32
   const int* row_of_token() const { return row_of_token_.get(); }  // (vocab), -1: no row
-  // Elements of the rows in use (rows x C): waits for plan() to have counted them.
-  std::size_t reduced_elements();
+  // Done once plan()'s work is, and with it the count on the host.
+  const CudaEvent& counted() const { return counted_; }
+  // Elements of the rows in use (rows x C); only after counted() has completed.
+  std::size_t reduced_elements() const;
   // dwte[token of row r] += rows[r], for every row in use.
   void add_into(float* dwte, cudaStream_t stream) const;
 
