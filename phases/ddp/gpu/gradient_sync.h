@@ -39,7 +39,6 @@ class GradientSync {
   // From backward()'s layer_done hook: launches every bucket that is complete now; with
   // layer -1, `extra` (gradients outside the flat buffer: gpu/embedding_rows.h) with it.
   void layer_done(int layer, cudaStream_t compute, std::span<float> extra = {});
-  ReducePrecision precision() const { return precision_; }
   // `compute` waits until every bucket launched this step is reduced.
   void join(cudaStream_t compute);
   // Whether a bucket has been launched since the last join(): NCCL may be running.
