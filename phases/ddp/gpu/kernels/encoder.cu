@@ -28,7 +28,8 @@ __global__ void encoder_forward_kernel(bf16* __restrict__ out, const int* __rest
 }
 
 // One thread per (t, c): it walks the B rows at position t, adds each into dwte at that
-// row's token (or the token's row of row_of_token) (atomically: tokens repeat) and their sum into dwpe (it alone owns it).
+// row's token, or at the token's row in row_of_token (atomically: tokens repeat), and their
+// sum into dwpe (it alone owns it).
 __global__ void encoder_backward_kernel(float* __restrict__ dwte, const int* __restrict__ row_of_token,
                                         float* __restrict__ dwpe, const bf16* __restrict__ dout,
                                         const int* __restrict__ tokens, int B, int T, int C) {
