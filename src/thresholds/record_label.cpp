@@ -26,6 +26,13 @@ std::string gemm_shape(const Params& p) {
   return fmt::format("{}x{}x{}", m->second, n->second, k->second);
 }
 
+// "d2d_copy" -> "d2d copy"
+std::string spaced(std::string s) {
+  for (char& c : s)
+    if (c == '_') c = ' ';
+  return s;
+}
+
 }  // namespace
 
 std::string format_bytes(double bytes) {
@@ -64,6 +71,26 @@ std::string measurement_label(const Record& r) {
     else out += " " + value;
   }
   if (!shape.empty()) out += " " + shape;
+  return out;
+}
+
+std::string title_label(const Record& r) {
+  // Words (bf16, d2d_copy, h2d) say what was measured and sizes say how big; bare numbers
+  // other than a size (algo=0, samples=10, grid=528) say how it was measured and stay out.
+  std::string words, size;
+  const std::string shape = gemm_shape(r.params);
+  if (!shape.empty()) {
+    const auto m = r.params.find("m"), n = r.params.find("n"), k = r.params.find("k");
+    size = m->second == n->second && n->second == k->second ? m->second + "\u00b3" : shape;
+  }
+  for (const auto& [key, value] : r.params) {
+    if (key == "m" || key == "n" || key == "k") continue;
+    const auto number = as_number(value);
+    if (key == "bytes" && number) size = format_bytes(*number);
+    else if (!number && key != "dir") words += (words.empty() ? "" : " ") + spaced(value);
+  }
+  std::string out = r.test == "gemm" ? (words.empty() ? "GEMM" : words + " GEMM") : spaced(r.test) + (words.empty() ? "" : " " + words);
+  if (!size.empty()) out += " " + size;
   return out;
 }
 

@@ -89,13 +89,24 @@ if [[ -n $PREFIX ]]; then
   SLURM_ENV=("LD_LIBRARY_PATH=$LIBDIR:$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi
 
-# Debian installs the daemons as slurmd-wlm etc. behind an alternatives symlink;
-# dpkg -x does not create that symlink, so also try the -wlm name.
+# Debian installs the daemons as slurmctld-wlm etc. behind an alternatives symlink
+# (/usr/sbin/slurmctld), which dpkg -x does not create. They must not run under the -wlm
+# name: Slurm 22.05 tells which daemon it is by its program name (run_in_daemon() compares
+# the basename of argv[0] with "slurmctld", "slurmd", "slurmstepd"), and a slurmctld started
+# as slurmctld-wlm skips what only the controller does, building every node's GRES from
+# slurm.conf among it: "gres/gpu: ... configured:0", Gres=(null), and every
+# `srun --gpus-per-task=1` refused as an invalid GRES specification (docs/gpu-tests.md).
+# So the symlink the package's alternatives would make is made in the prefix.
 find_bin() {
   local f
-  for f in "$PREFIX/usr/sbin/$1" "$PREFIX/usr/sbin/$1-wlm" "$PREFIX/usr/bin/$1"; do
+  for f in "$PREFIX/usr/sbin/$1" "$PREFIX/usr/bin/$1"; do
     if [[ -x $f ]]; then echo "$f"; return 0; fi
   done
+  if [[ -n $PREFIX && -x $PREFIX/usr/sbin/$1-wlm ]]; then
+    ln -sfn "$1-wlm" "$PREFIX/usr/sbin/$1"
+    echo "$PREFIX/usr/sbin/$1"
+    return 0
+  fi
   die "cannot find $1 under ${PREFIX:-/}usr/{sbin,bin}"
 }
 

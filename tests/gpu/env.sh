@@ -24,9 +24,14 @@ lib=$GPA_PREFIX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$extra:$lib/slurm-wlm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$GPA_PREFIX/bin:$GPA_PREFIX/sbin:$PATH
 export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
-# The carried libpmix looks for its plugins where Debian installs them; the machine may
-# have another PMIx there (Ubuntu's), whose plugins do not load into ours.
-export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix
+# The carried libpmix looks for its plugins where Debian installs them
+# (/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix), and there the GPU machine has Ubuntu's PMIx 5,
+# whose zlib compression plugin does not load into our PMIx 4: every rank printed "dlopen
+# error: ... pmix_mca_pcompress_zlib.so: undefined symbol: pmix_output_info" into the job
+# log. Neither PMIX_MCA_mca_base_component_path nor PMIX_INSTALL_PREFIX moves the search
+# (tried with a broken plugin planted on the build machine: the message stays), so the
+# component is left out by name; PMIx then sends its (small) blobs uncompressed.
+export PMIX_MCA_pcompress=^zlib
 export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
 # nccl-tests, when tests/gpu/prepare packed them (NCCL_TESTS_BUILD): for nccl_compare.sh.
 if [ -f .gpu-carry/nccl-tests.tar.xz ]; then

@@ -5,8 +5,8 @@
 # with that one), and sets
 #   ngpu   the GPUs nvidia-smi lists
 #   bind   how srun gives each task its own GPU: --gpus-per-task=1 where Slurm schedules the
-#          GRES, else tests/gpu/bind_local_gpu.sh (by SLURM_LOCALID; on the lent machines Slurm
-#          has never scheduled the GPU GRES, cause unknown)
+#          GRES (it does since 2026-11-25: docs/gpu-tests.md, "Slurm binds the GPUs"), else
+#          tests/gpu/bind_local_gpu.sh (by SLURM_LOCALID)
 # Run from the repository root. tests/cluster/down stops it again.
 # Every node of the local cluster mounts its own private /tmp: what a job writes under /tmp
 # stays in that node's overlay and never reaches the caller's results or $OUT.
@@ -25,9 +25,7 @@ for ((i = 1; i <= gpu_nodes; i++)); do
   GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
 done
 export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
-# Why the GRES never registers on the lent machines is not known yet (slurmd: "A line in
-# gres.conf for GRES gpu has 1 more configured than expected in slurm.conf"; the same
-# configuration registers on the build machine): slurmd's GRES debugging into its log.
+# slurmd's GRES debugging into its log, for when a machine's GPUs do not register.
 export GPUACCEPT_CLUSTER_DEBUG_FLAGS=${GPUACCEPT_CLUSTER_DEBUG_FLAGS:-Gres}
 GPUACCEPT_CLUSTER_CPUS=$(nproc)
 GPUACCEPT_CLUSTER_MEM=$(($(free -m | awk '/Mem:/{print $2}') / 2))
@@ -45,7 +43,7 @@ if ! sinfo -h -N -o '%G' | grep -q gpu; then
   grep -i gres "$GPUACCEPT_CLUSTER_DIR"/log/slurmctld.log >&2
   grep -i -E 'gres|gpu|error' "$GPUACCEPT_CLUSTER_DIR"/log/slurmd-*.log | tail -n 60 >&2
   scontrol show node | grep -i -E 'gres|NodeName|Reason' >&2
-  # The daemons' whole logs, for the unexplained GRES loss on the lent machines.
+  # The daemons' whole logs, to find out why.
   [ -n "${OUT:-}" ] && mkdir -p "$OUT/cluster-log" && cp "$GPUACCEPT_CLUSTER_DIR"/log/*.log "$OUT/cluster-log/" 2>/dev/null
 fi
 # shellcheck disable=SC2034  # for the scripts that source this file

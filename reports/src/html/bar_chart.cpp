@@ -38,7 +38,7 @@ std::string render_svg(const BarChart& chart) {
   const std::size_t label_every = static_cast<std::size_t>(std::ceil(14.0 / pitch));
 
   Svg svg(width, kHeight, chart.title);
-  svg.text(kLeft, 22, chart.title, "chart-title");
+  svg.text(kLeft, 22, chart.title, "chart-title", Anchor::Start, 0, chart.details);
   for (const double t : y_ticks) {
     svg.line(kLeft, y(t), plot_right, y(t), "grid");
     svg.text(kLeft - 6, y(t) + 4, tick_label(t, AxisFormat::Number), "tick", Anchor::End);

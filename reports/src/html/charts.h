@@ -41,7 +41,8 @@ struct ReferenceLine {
 };
 
 struct BarChart {
-  std::string title;
+  std::string title;    // what a reviewer reads: "bf16 GEMM 4096³ per GPU"
+  std::string details;  // the measurement in full (algo=, samples=, ...): the title's tooltip
   std::string y_label;
   std::vector<Bar> bars;
   std::vector<ReferenceLine> references;

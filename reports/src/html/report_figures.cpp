@@ -96,19 +96,24 @@ std::vector<LineChart> nccl_busbw_charts(const Report& rep) {
 
 std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase, const std::string& test,
                                      const std::string& metric) {
-  std::map<Params, std::vector<const Record*>> groups;
+  // One chart per measurement as a reviewer names it (title_label): GPUs whose GEMM chose
+  // another algorithm or took more samples are still the same "bf16 GEMM 8192³".
+  std::map<std::string, std::vector<const Record*>> groups;
   for (const auto& r : rep.checks)
     if (r.phase == phase && r.test == test && r.metric == metric && r.has_value() && r.gpu_index >= 0)
-      groups[r.params].push_back(&r);
+      groups[title_label(r)].push_back(&r);
 
   std::vector<BarChart> out;
-  for (auto& [params, records] : groups) {
+  for (auto& [title, records] : groups) {
     std::sort(records.begin(), records.end(), [&](const Record* a, const Record* b) {
       const int na = node_order(rep, a->node), nb = node_order(rep, b->node);
       return na != nb ? na < nb : a->gpu_index < b->gpu_index;
     });
     BarChart c;
-    c.title = fmt::format("{} per GPU", measurement_label(*records.front()));
+    c.title = fmt::format("{} per GPU", title);
+    std::set<std::string> details;
+    for (const Record* r : records) details.insert(measurement_label(*r));
+    c.details = fmt::format("{}", fmt::join(details, "; "));
     c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
     std::vector<double> values;
     std::set<std::pair<double, std::string>> bounds;
@@ -123,7 +128,7 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
     }
     for (const auto& v : rep.verdicts)
       if (v.record && (v.check == RuleCheck::Min || v.check == RuleCheck::Max) && v.record->phase == phase &&
-          v.record->test == test && v.record->metric == metric && v.record->params == params)
+          v.record->test == test && v.record->metric == metric && title_label(*v.record) == title)
         bounds.insert({v.bound, fmt::format("{} {}", to_string(v.check), format_bound(v.bound))});
     for (const auto& [value, label] : bounds) c.references.push_back({value, label});
     if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});

@@ -59,11 +59,12 @@ Svg& Svg::swatch(double x, double y, double size, std::string_view fill) {
 }
 
 Svg& Svg::text(double x, double y, std::string_view content, std::string_view css_class, Anchor anchor,
-               double rotate) {
+               double rotate, std::string_view tooltip) {
   const std::string transform =
       rotate == 0 ? std::string() : fmt::format(R"x( transform="rotate({:.0f} {:.1f} {:.1f})")x", rotate, x, y);
-  body_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="{}" text-anchor="{}"{}>{}</text>)", x, y,
-                       html_escape(css_class), anchor_name(anchor), transform, html_escape(content));
+  body_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="{}" text-anchor="{}"{}>{}{}</text>)", x, y,
+                       html_escape(css_class), anchor_name(anchor), transform, tooltip_element(tooltip),
+                       html_escape(content));
   return *this;
 }
 

@@ -21,9 +21,9 @@ class Svg {
   Svg& circle(double cx, double cy, double r, std::string_view fill, std::string_view tooltip);
   Svg& rect(double x, double y, double w, double h, std::string_view css_class, std::string_view tooltip);
   Svg& swatch(double x, double y, double size, std::string_view fill);  // a legend's colour square
-  // `rotate`: degrees about (x, y), e.g. -90 for a vertical axis label.
+  // `rotate`: degrees about (x, y), e.g. -90 for a vertical axis label; `tooltip`: shown on hover.
   Svg& text(double x, double y, std::string_view content, std::string_view css_class, Anchor anchor = Anchor::Start,
-            double rotate = 0);
+            double rotate = 0, std::string_view tooltip = {});
 
   std::string str() const;
 

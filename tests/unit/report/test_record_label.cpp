@@ -38,3 +38,22 @@ TEST_CASE("records are named by place and measurement", "[labels]") {
   g.params["k"] = "1024";
   CHECK(measurement_label(g) == "gemm bf16 8192x8192x1024");
 }
+
+TEST_CASE("chart titles say what was measured, not how", "[labels]") {
+  Record g;
+  g.test = "gemm";
+  g.params = {{"algo", "0"},   {"algos_tried", "3"}, {"dtype", "bf16"}, {"input_sets", "3"},
+              {"samples", "10"}, {"m", "4096"},       {"n", "4096"},     {"k", "4096"}};
+  CHECK(title_label(g) == "bf16 GEMM 4096\u00b3");
+  CHECK(measurement_label(g) == "gemm algo=0 algos_tried=3 bf16 input_sets=3 samples=10 4096^3");
+  g.params["k"] = "1024";
+  CHECK(title_label(g) == "bf16 GEMM 4096x4096x1024");
+  Record m;
+  m.test = "memory_bandwidth";
+  m.params = {{"kind", "d2d_copy"}, {"bytes", "1073741824"}, {"grid", "528"}, {"block", "256"}};
+  CHECK(title_label(m) == "memory bandwidth d2d copy 1 GiB");
+  Record h;
+  h.test = "host_device_bandwidth";
+  h.params = {{"direction", "h2d"}};
+  CHECK(title_label(h) == "host device bandwidth h2d");
+}

@@ -1,0 +1,68 @@
+#!/bin/bash
+# The acceptance pipeline on the GPU machine as an operator runs it: `make -f Makefile.slurm
+# acceptance` against the local Slurm (tests/gpu/local_slurm.sh: one node whose GRES are this
+# machine's GPUs), one rank per GPU with Slurm binding them (--gpus-per-node on the job,
+# --gpus-per-task=1 on every step), then the report job. Per profile it prints the wall time
+# from submission to the report, each phase's status and the report's verdict.
+#   tests/gpu/pipeline.sh [quick] [full]        (default: quick; in one device call, carry .gpu-carry)
+# Expected: on a healthy one-GPU machine INCOMPLETE (the phases that need two GPUs or two
+# nodes SKIP, saying so), never FAIL; on a multi-GPU machine PASS. Exit status 1 when the
+# verdict is FAIL or ERROR or Slurm does not schedule the GPUs.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+source tests/gpu/env.sh
+source tests/gpu/local_slurm.sh || exit 1  # ngpu, the cluster's exports, bind
+profiles=("$@")
+[ ${#profiles[@]} -gt 0 ] || profiles=(quick)
+if [ "${bind[0]}" != --gpus-per-task=1 ]; then
+  echo "pipeline: Slurm does not schedule this machine's GPUs as GRES; the pipeline's steps could not bind them" >&2
+  exit 1
+fi
+scontrol show node | grep -o -E 'NodeName=[^ ]+|Gres=[^ ]+|CfgTRES=[^ ]+'
+status=0
+for profile in "${profiles[@]}"; do
+  results=$OUT/pipeline-$profile
+  echo "=== pipeline, profile $profile, 1 node x $ngpu GPUs, results $results"
+  t0=$SECONDS
+  make -s -f Makefile.slurm acceptance NODES=1 GPUS_PER_NODE="$ngpu" PROFILE="$profile" \
+    RESULTS="$results" BUILD="$PWD/.gpu-carry" WAIT=1 2>&1 | tee "$OUT/pipeline-$profile.log"
+  wall=$((SECONDS - t0))
+  run_dir=$(find "$results" -mindepth 1 -maxdepth 1 -type d ! -name logs | sort | tail -n 1)
+  summary=$run_dir/summary.json
+  if [ ! -s "$summary" ]; then
+    echo "pipeline $profile: no summary.json under $results after ${wall}s; job logs:" >&2
+    tail -n 20 "$results"/logs/*.out >&2
+    status=1
+    continue
+  fi
+  python3 - "$summary" "$profile" "$wall" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"pipeline {sys.argv[2]}: wall {float(sys.argv[3]):.0f} s (submission to report), verdict {s['verdict']}")
+for p in s["phases"]:
+    checks = " ".join(f"{k}={v}" for k, v in p["checks"].items())
+    print(f"  {p['phase']:<13} {p['status']:<6} checks: {checks}")
+for f in s.get("failures", [])[:20]:
+    print(f"  failed: {f.get('phase', '')} {f.get('test', f.get('rule', ''))}: {f.get('message', '')[:200]}")
+EOF
+  # What an operator would have to learn to ignore: job log lines that are neither the
+  # phases' own ("[phase rN/M host] ...", "gpuaccept: ...") nor the report's.
+  noise=$(grep -h -v -E '^\[|^gpuaccept' "$results"/logs/*.out | sort | uniq -c | sort -rn | head -n 10)
+  if [ -n "$noise" ]; then
+    printf 'pipeline %s: job log lines from outside gpuaccept:\n%s\n' "$profile" "$noise"
+  else
+    echo "pipeline $profile: job logs hold only gpuaccept's own lines"
+  fi
+  mkdir -p "$OUT/report-$profile"
+  cp "$run_dir"/report.html "$run_dir"/summary.json "$run_dir"/junit.xml "$OUT/report-$profile/" 2>/dev/null
+  case $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$summary") in
+    FAIL | ERROR) status=1 ;;
+  esac
+done
+tests/cluster/down >/dev/null 2>&1 || true
+# Few files come back from a device call: the results, job logs and daemons' logs as one archive.
+cp "$GPUACCEPT_CLUSTER_DIR"/log/*.log "$OUT/" 2>/dev/null
+(cd "$OUT" && tar -czf pipeline-results.tar.gz pipeline-* report-* ./*.log --remove-files 2>/dev/null)
+exit $status
