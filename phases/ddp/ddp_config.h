@@ -39,7 +39,7 @@ struct DdpConfig {
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
                                     // meanwhile are planned for the other SMs, at least half of them
-                                    // (gpu/matmul.h); 0 = off
+                                    // (src/train/matmul.h); 0 = off
   // Data: a Markov chain over the first data_vocab tokens (markov_data.h), or a file
   int data_vocab = 512;             // ddp.data_vocab
   int data_successors = 4;          // ddp.data_successors

@@ -169,7 +169,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
           sync_.layer_done(layer, stream_);
         }
         // From the first bucket on, NCCL holds up to comm_sms SMs: the matmuls enqueued
-        // meanwhile are planned for the others (gpu/matmul.h says why), never fewer than half.
+        // meanwhile are planned for the others (src/train/matmul.h says why), never fewer than half.
         if (sync_.reducing() && config_.comm_sms > 0)
           model_.set_matmul_sm_target(std::max(device_sms_ / 2, device_sms_ - config_.comm_sms));
       });

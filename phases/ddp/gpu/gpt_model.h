@@ -19,10 +19,14 @@
 #include "ddp/gpt_config.h"
 #include "ddp/gpu/kernels.h"
 #include "ddp/gpu/embedding_rows.h"
-#include "ddp/gpu/matmul.h"
+#include "train/matmul.h"
 #include "ddp/param_layout.h"
 
 namespace gpuaccept::ddp::gpu {
+
+using train::Epilogue;
+using train::GemmShape;
+using train::Matmul;
 
 // The vocabulary rounded up to a multiple of 128, as llm.c does (50257 -> 50304).
 int padded_vocab(int vocab);
@@ -37,7 +41,7 @@ std::vector<float> to_padded_master(const GptConfig& config, std::span<const dou
 struct ModelOptions {
   bool allow_fusion = true;     // cuBLASLt epilogues for the residual adds and GELU, where available
   bool flash_attention = true;  // fused attention (heads of 64, T a multiple of 64), else GEMMs + softmax
-  bool matmul_autotune = true;  // time cuBLASLt's candidate algorithms per shape (gpu/matmul.h)
+  bool matmul_autotune = true;  // time cuBLASLt's candidate algorithms per shape (src/train/matmul.h)
 };
 
 class GptModel {

@@ -1,5 +1,5 @@
 // The GPT-2 layers' own CUDA kernels (everything that is not a matmul; matmuls are
-// cuBLASLt, gpu/matmul.h). Each launcher enqueues on `stream` and returns at once.
+// cuBLASLt, src/train/matmul.h). Each launcher enqueues on `stream` and returns at once.
 //
 // Storage: activations and the weights the kernels read are bf16 ("bf16" below);
 // gradients of parameters and optimizer state are fp32. All arithmetic is fp32.

@@ -19,7 +19,7 @@
 //   hog,t1      SMs - K and 1x1x1 clusters
 //   alone,t1    that algorithm with all SMs free (its cost when NCCL is not running)
 // Each algorithm is the fastest of cuBLASLt's first 8 candidates, timed alone, as
-// phases/ddp/gpu/matmul.cpp chooses.
+// src/train/matmul.cpp chooses.
 //   [HOG_CLUSTER=4] build/bin/carveout-probe [K ...]     (default K: 8 16 32)
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(hog, cudaFuncAttributeMaxDynamicSharedMemorySize, kHogSmem));
 
   const int N = 16384, C = 768, V = 50304;
-  // As phases/ddp/gpu/matmul.cpp maps them: dW (C_in x C_out col-major) += inp dout^T;
+  // As src/train/matmul.cpp maps them: dW (C_in x C_out col-major) += inp dout^T;
   // dinp (C_in x N) = W dout.
   const Shape shapes[] = {
       {"qkv dW    768x2304x16384", false, true, C, 3 * C, N, true},

@@ -1,11 +1,11 @@
-#include "ddp/gpu/matmul.h"
+#include "train/matmul.h"
 
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
-namespace gpuaccept::ddp::gpu {
+namespace gpuaccept::train {
 
 struct Matmul::Plan {
   LtMatmulDesc desc{CUBLAS_COMPUTE_32F, CUDA_R_32F};
@@ -217,4 +217,4 @@ void Matmul::linear_backward_weight(float* dweight, const bf16* dout, const bf16
   run(s, inp, dout, dweight, nullptr, stream);
 }
 
-}  // namespace gpuaccept::ddp::gpu
+}  // namespace gpuaccept::train

@@ -1,4 +1,4 @@
-// The model's matmuls through cuBLASLt: bf16 inputs, fp32 accumulation, bf16 or fp32
+// The training phases' matmuls (ddp, fsdp-lora) through cuBLASLt: bf16 inputs, fp32 accumulation, bf16 or fp32
 // output, an optional fused bias, optional accumulation into the output (gradients) and
 // strided batches (attention heads). Descriptors and the chosen algorithm are cached per
 // shape, so a training step pays the heuristic query once, not per call.
@@ -18,7 +18,7 @@
 #include "cuda/cublaslt_handles.h"
 #include "cuda/cuda_handles.h"
 
-namespace gpuaccept::ddp::gpu {
+namespace gpuaccept::train {
 
 using bf16 = __nv_bfloat16;
 
@@ -106,4 +106,4 @@ class Matmul {
   std::map<decltype(GemmShape{}.key()), std::unique_ptr<Plan>> plans_;
 };
 
-}  // namespace gpuaccept::ddp::gpu
+}  // namespace gpuaccept::train

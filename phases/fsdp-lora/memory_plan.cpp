@@ -1,0 +1,219 @@
+#include "fsdp-lora/memory_plan.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace gpuaccept::fsdp {
+
+namespace {
+
+constexpr std::uint64_t kBf16 = 2, kFp32 = 4;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool targets(const LoraConfig& lora, Projection p) {
+  return std::find(lora.targets.begin(), lora.targets.end(), p) != lora.targets.end();
+}
+
+// The sizes one layer's activations are made of, for N = B x T tokens.
+struct Dims {
+  std::uint64_t N, C, Q, KV, I, r, B, T, NH;
+};
+
+// What backward needs of one layer, kept from its forward (or rebuilt by recomputing it):
+//   layer input x (N, C)                    RMSNorm 1 backward; also the residual
+//   RMSNorm 1's 1/rms (N) fp32              RMSNorm 1 backward
+//   normed input (N, C)                     only when q, k or v has LoRA: its A's gradient is
+//                                           dropout(normed)^T x d(A-product)
+//   q, k, v after RoPE (N, Q), (N, KV) x 2  flash attention backward (RoPE's backward is the
+//                                           inverse rotation: nothing stored)
+//   attention output (N, Q)                 flash attention backward, and o_proj's input
+//   its log-sum-exp (B, NH, T) fp32         flash attention backward
+//   residual after attention (N, C)         RMSNorm 2 backward
+//   RMSNorm 2's 1/rms (N) fp32
+//   normed MLP input (N, C)                 only when gate or up has LoRA
+//   gate and up outputs (N, I) each         SwiGLU backward
+//   SwiGLU output (N, I)                    only when down has LoRA (down's input)
+//   per LoRA target, A x dropout(input) (N, r)   its B's gradient
+// Not kept: dropout masks (regenerated from the step's seed by a counter-based generator), the
+// frozen projections' inputs otherwise (a frozen weight needs no gradient, so its matmul's
+// backward needs only the output gradient), RoPE's sines and cosines (recomputed).
+std::uint64_t layer_activation_bytes(const Dims& d, const LoraConfig& lora) {
+  const bool qkv = targets(lora, Projection::q) || targets(lora, Projection::k) || targets(lora, Projection::v);
+  const bool gate_up = targets(lora, Projection::gate) || targets(lora, Projection::up);
+  std::uint64_t bytes = d.N * d.C * kBf16                // layer input
+                        + d.N * kFp32                    // 1/rms
+                        + (qkv ? d.N * d.C * kBf16 : 0)  // normed input
+                        + d.N * (d.Q + 2 * d.KV) * kBf16 // q, k, v
+                        + d.N * d.Q * kBf16              // attention output
+                        + d.B * d.NH * d.T * kFp32       // log-sum-exp
+                        + d.N * d.C * kBf16              // residual after attention
+                        + d.N * kFp32                    // 1/rms
+                        + (gate_up ? d.N * d.C * kBf16 : 0)
+                        + 2 * d.N * d.I * kBf16          // gate, up
+                        + (targets(lora, Projection::down) ? d.N * d.I * kBf16 : 0);
+  bytes += static_cast<std::uint64_t>(lora.targets.size()) * d.N * d.r * kBf16;  // A-products
+  return bytes;
+}
+
+// Buffers allocated once and reused by whichever layer is computing, plus the model's tail:
+//   residual stream's gradient (N, C) fp32, accumulated over the layers
+//   a normed input's gradient (N, C) fp32 (q, k, v or gate, up input gradients summed into it)
+//   attention output's gradient (N, Q); q, k, v gradients (N, Q + 2 KV)
+//   flash attention backward's dq accumulator (N, Q) fp32 and row sums of dO x O (B, NH, T) fp32
+//   gate and up gradients (N, I) each (down's input gradient is computed into one of them first)
+//   SwiGLU output (N, I) when it is not kept (down's forward input)
+//   a projection's output before the residual add (N, C)
+//   one LoRA target's dropout-masked input (N, widest input) and d(A-product) (N, r) fp32
+//   final norm: its input (N, C), its output (N, C), 1/rms (N) fp32, the output's gradient (N, C) fp32
+//   token ids and targets (N) int32 each, per-token losses (N) fp32
+std::uint64_t working_bytes(const Dims& d, const LoraConfig& lora, const QwenConfig& c) {
+  std::uint64_t widest_input = 0;
+  for (Projection p : lora.targets) widest_input = std::max<std::uint64_t>(widest_input, projection_in(c, p));
+  const bool keeps_swiglu = targets(lora, Projection::down);
+  return d.N * d.C * kFp32                          // residual gradient
+         + d.N * d.C * kFp32                        // normed input gradient
+         + d.N * d.Q * kBf16                        // attention output gradient
+         + d.N * (d.Q + 2 * d.KV) * kBf16           // q, k, v gradients
+         + d.N * d.Q * kFp32 + d.B * d.NH * d.T * kFp32  // flash attention backward
+         + 2 * d.N * d.I * kBf16                    // gate, up gradients
+         + (keeps_swiglu ? 0 : d.N * d.I * kBf16)   // SwiGLU output, forward only
+         + d.N * d.C * kBf16                        // projection output
+         + (lora.targets.empty() ? 0 : d.N * widest_input * kBf16 + d.N * d.r * kFp32)
+         + 2 * d.N * d.C * kBf16 + d.N * kFp32 + d.N * d.C * kFp32  // final norm
+         + 3 * d.N * 4;                             // ids, targets, losses
+}
+
+std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / kGiB); }
+
+}  // namespace
+
+MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
+                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers) {
+  if (micro_batch < 1 || seq_len < 1 || prefetch_layers < 1)
+    throw std::invalid_argument(fmt::format("memory plan: micro_batch {}, seq_len {} and prefetch_layers {} must be positive",
+                                            micro_batch, seq_len, prefetch_layers));
+  if (shards.model.hidden != c.hidden || shards.model.vocab != c.vocab || shards.model.layers != c.layers ||
+      shards.model.intermediate != c.intermediate)
+    throw std::invalid_argument("memory plan: the shard plan is for another model");
+  MemoryPlan m;
+  m.world_size = shards.world_size;
+  m.micro_batch = micro_batch;
+  m.seq_len = seq_len;
+  m.prefetch_layers = prefetch_layers;
+  m.recompute = recompute;
+  m.offload_cpu = offload_cpu;
+  const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
+
+  // Base. With offload the final norm (C, replicated) stays on the GPU: it is a few KiB.
+  if (offload_cpu) {
+    m.base_shards_gpu = shards.final_norm_bytes();
+    m.base_shards_host_pinned = shards.rank_base_bytes() - shards.final_norm_bytes();
+    m.offload_staging = in_flight * shards.layer_shard_bytes() + shards.vocab_shard_bytes();
+  } else {
+    m.base_shards_gpu = shards.rank_base_bytes();
+  }
+  // Gathered at every world size, one GPU included: the same code path, so the one-GPU run
+  // allocates what the N-GPU runs do.
+  m.layer_gather = in_flight * shards.layer_gather_bytes();
+  m.vocab_gather = shards.vocab_gather_bytes();
+
+  const std::uint64_t P = lora_parameter_count(c, lora);
+  m.lora_weights_bf16 = P * kBf16;
+  m.lora_master_fp32 = P * kFp32;
+  m.lora_grads_fp32 = P * kFp32;
+  m.adam_moments_fp32 = 2 * P * kFp32;
+
+  const std::uint64_t B = micro_batch, T = seq_len;
+  const Dims d{B * T,
+               static_cast<std::uint64_t>(c.hidden),
+               static_cast<std::uint64_t>(c.heads) * c.head_dim,
+               static_cast<std::uint64_t>(c.kv_heads) * c.head_dim,
+               static_cast<std::uint64_t>(c.intermediate),
+               static_cast<std::uint64_t>(lora.rank),
+               B,
+               T,
+               static_cast<std::uint64_t>(c.heads)};
+  const std::uint64_t L = c.layers;
+  m.layers = c.layers;
+  m.layer_input_bytes = d.N * d.C * kBf16;
+  m.layer_activation_bytes = layer_activation_bytes(d, lora);
+  if (recompute) {
+    m.activations_kept = L * m.layer_input_bytes;  // each layer's input: the checkpoint it is rebuilt from
+    m.recomputed_layer = m.layer_activation_bytes;
+  } else {
+    m.activations_kept = L * m.layer_activation_bytes;
+  }
+  m.working_buffers = working_bytes(d, lora, c);
+  // fp32 logits of one chunk (softmax and its gradient computed in place) and a bf16 copy of that
+  // gradient for the head's input-gradient matmul (cuBLASLt takes operands of one type).
+  m.logits_workspace = std::min(kLogitsChunkTokens, d.N) * static_cast<std::uint64_t>(c.vocab) * (kFp32 + kBf16);
+  m.cublaslt_workspace = kCublasLtWorkspaceBytes;
+  m.nccl_allowance = kNcclAllowanceBytes;
+  return m;
+}
+
+std::vector<MemoryItem> MemoryPlan::gpu_items() const {
+  return {
+      {"base shards", base_shards_gpu},
+      {"offload staging", offload_staging},
+      {"layer gather buffers", layer_gather},
+      {"embedding/head gather buffer", vocab_gather},
+      {"LoRA weights bf16", lora_weights_bf16},
+      {"LoRA master weights fp32", lora_master_fp32},
+      {"LoRA gradients fp32", lora_grads_fp32},
+      {"AdamW m and v fp32", adam_moments_fp32},
+      {recompute ? "activations kept (layer inputs)" : "activations kept for backward", activations_kept},
+      {"recomputed layer", recomputed_layer},
+      {"working buffers", working_buffers},
+      {"logits chunk", logits_workspace},
+      {"cuBLASLt workspace", cublaslt_workspace},
+      {"NCCL allowance", nccl_allowance},
+  };
+}
+
+std::uint64_t MemoryPlan::total() const {
+  std::uint64_t sum = 0;
+  for (const MemoryItem& item : gpu_items()) sum += item.bytes;
+  return sum;
+}
+
+std::string MemoryPlan::describe() const {
+  std::string out = fmt::format("GPU memory per rank ({} GPUs, micro_batch {}, seq_len {}, recompute {}, offload {}):\n",
+                                world_size, micro_batch, seq_len, recompute ? "on" : "off", offload_cpu ? "cpu" : "none");
+  for (const MemoryItem& item : gpu_items())
+    if (item.bytes > 0) out += fmt::format("  {:<32} {:>10}\n", item.name, gib(item.bytes));
+  out += fmt::format("  {:<32} {:>10}\n", "total", gib(total()));
+  if (offload_cpu) out += fmt::format("pinned host memory per rank: {} (base shards)\n", gib(base_shards_host_pinned));
+  return out;
+}
+
+void MemoryPlan::check_fits(std::uint64_t gpu_bytes_free, std::uint64_t headroom) const {
+  const std::uint64_t need = total() + headroom;
+  if (need <= gpu_bytes_free) return;
+  std::vector<MemoryItem> items = gpu_items();
+  std::sort(items.begin(), items.end(), [](const MemoryItem& a, const MemoryItem& b) { return a.bytes > b.bytes; });
+  std::vector<std::string> biggest;
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, items.size()); ++i)
+    biggest.push_back(fmt::format("{} {}", items[i].name, gib(items[i].bytes)));
+  // Only the changes not already in force, each with what it saves.
+  std::vector<std::string> fixes;
+  if (!recompute)
+    fixes.push_back(fmt::format("fsdp_lora.recompute: true (keeps only each layer's input: {} instead of {})",
+                                gib(static_cast<std::uint64_t>(layers) * layer_input_bytes + layer_activation_bytes),
+                                gib(activations_kept)));
+  if (!offload_cpu) fixes.push_back(fmt::format("fsdp_lora.offload: cpu (the base shards, {}, to pinned host memory)", gib(base_shards_gpu)));
+  fixes.push_back(fmt::format("more GPUs (each holds 1/N of the base: {} per GPU at {} GPU{})",
+                              gib(base_shards_gpu + base_shards_host_pinned), world_size, world_size == 1 ? "" : "s"));
+  fixes.push_back("a smaller fsdp_lora.micro_batch or seq_len (activations scale with them)");
+  throw InputError(fmt::format(
+      "fsdp-lora does not fit in GPU memory: the plan needs {} per GPU ({} + {} headroom) but the GPU has {} free "
+      "({} bytes). Biggest: {}. Try {}",
+      gib(need), gib(total()), gib(headroom), gib(gpu_bytes_free), gpu_bytes_free, fmt::join(biggest, ", "),
+      fmt::join(fixes, "; or ")));
+}
+
+}  // namespace gpuaccept::fsdp

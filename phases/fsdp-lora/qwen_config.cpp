@@ -1,0 +1,147 @@
+#include "fsdp-lora/qwen_config.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace gpuaccept::fsdp {
+
+namespace {
+const std::pair<const char*, QwenConfig> kPresets[] = {
+    {"tiny", qwen_tiny},
+    {"qwen2_0_5b", qwen2_0_5b},
+    {"qwen2_7b", qwen2_7b},
+};
+}  // namespace
+
+QwenConfig qwen_preset_by_name(const std::string& name) {
+  for (const auto& [preset, config] : kPresets)
+    if (name == preset) return config;
+  throw std::invalid_argument(
+      fmt::format("unknown Qwen2 preset '{}' (known: {})", name, fmt::join(qwen_preset_names(), ", ")));
+}
+
+std::vector<std::string> qwen_preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [preset, config] : kPresets) names.emplace_back(preset);
+  return names;
+}
+
+void validate(const QwenConfig& c) {
+  const std::pair<const char*, int> sizes[] = {
+      {"vocab", c.vocab},       {"hidden", c.hidden},     {"layers", c.layers},
+      {"heads", c.heads},       {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim},
+      {"intermediate", c.intermediate}, {"max_seq", c.max_seq},
+  };
+  for (const auto& [field, value] : sizes)
+    if (value <= 0) throw std::invalid_argument(fmt::format("Qwen2 config: {} must be positive, got {}", field, value));
+  if (c.heads % c.kv_heads != 0)
+    throw std::invalid_argument(
+        fmt::format("Qwen2 config: heads ({}) is not a multiple of kv_heads ({})", c.heads, c.kv_heads));
+  if (c.head_dim % 2 != 0)
+    throw std::invalid_argument(
+        fmt::format("Qwen2 config: head_dim ({}) is odd; RoPE rotates channel pairs", c.head_dim));
+  // Written as !(x > 0) so that NaN is refused too.
+  if (!(c.rms_eps > 0)) throw std::invalid_argument(fmt::format("Qwen2 config: rms_eps must be positive, got {}", c.rms_eps));
+  if (!(c.rope_theta > 0))
+    throw std::invalid_argument(fmt::format("Qwen2 config: rope_theta must be positive, got {}", c.rope_theta));
+}
+
+const char* projection_name(Projection p) {
+  switch (p) {
+    case Projection::q: return "q_proj";
+    case Projection::k: return "k_proj";
+    case Projection::v: return "v_proj";
+    case Projection::o: return "o_proj";
+    case Projection::gate: return "gate_proj";
+    case Projection::up: return "up_proj";
+    case Projection::down: return "down_proj";
+  }
+  throw std::invalid_argument("projection_name: not a Projection");
+}
+
+int projection_in(const QwenConfig& c, Projection p) {
+  switch (p) {
+    case Projection::q:
+    case Projection::k:
+    case Projection::v:
+    case Projection::gate:
+    case Projection::up: return c.hidden;
+    case Projection::o: return c.heads * c.head_dim;
+    case Projection::down: return c.intermediate;
+  }
+  throw std::invalid_argument("projection_in: not a Projection");
+}
+
+int projection_out(const QwenConfig& c, Projection p) {
+  switch (p) {
+    case Projection::q: return c.heads * c.head_dim;
+    case Projection::k:
+    case Projection::v: return c.kv_heads * c.head_dim;
+    case Projection::o:
+    case Projection::down: return c.hidden;
+    case Projection::gate:
+    case Projection::up: return c.intermediate;
+  }
+  throw std::invalid_argument("projection_out: not a Projection");
+}
+
+bool projection_has_bias(Projection p) { return p == Projection::q || p == Projection::k || p == Projection::v; }
+
+std::vector<Projection> lora_targets_by_name(const std::string& name) {
+  if (name == "qkvo") return {Projection::q, Projection::k, Projection::v, Projection::o};
+  if (name == "all") return {std::begin(kAllProjections), std::end(kAllProjections)};
+  throw std::invalid_argument(fmt::format("unknown LoRA targets '{}' (known: qkvo, all)", name));
+}
+
+namespace {
+// Weights of the seven projections of one layer (no biases): the numbers its matmuls multiply by.
+std::uint64_t layer_matmul_weight_count(const QwenConfig& c) {
+  std::uint64_t n = 0;
+  for (Projection p : kAllProjections)
+    n += static_cast<std::uint64_t>(projection_in(c, p)) * static_cast<std::uint64_t>(projection_out(c, p));
+  return n;
+}
+}  // namespace
+
+std::uint64_t layer_parameter_count(const QwenConfig& c) {
+  std::uint64_t n = layer_matmul_weight_count(c);
+  for (Projection p : kAllProjections)
+    if (projection_has_bias(p)) n += static_cast<std::uint64_t>(projection_out(c, p));
+  return n + 2 * static_cast<std::uint64_t>(c.hidden);  // input_layernorm and post_attention_layernorm
+}
+
+std::uint64_t base_parameter_count(const QwenConfig& c) {
+  const std::uint64_t V = c.vocab, C = c.hidden, L = c.layers;
+  // Embedding (V, C) + layers + final norm (C) + untied head (V, C).
+  return V * C + L * layer_parameter_count(c) + C + V * C;
+}
+
+std::uint64_t lora_parameter_count(const QwenConfig& c, const LoraConfig& lora) {
+  std::uint64_t per_layer = 0;
+  for (Projection p : lora.targets)
+    per_layer += static_cast<std::uint64_t>(lora.rank) *
+                 (static_cast<std::uint64_t>(projection_in(c, p)) + static_cast<std::uint64_t>(projection_out(c, p)));
+  return per_layer * static_cast<std::uint64_t>(c.layers);
+}
+
+std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute) {
+  const std::uint64_t L = c.layers, NH = c.heads, HD = c.head_dim, T = seq_len;
+  // Frozen weights in matmuls: the seven projections of every layer and the head (the
+  // embedding is a lookup). Forward 2, input gradient 2, recomputed forward 2 more.
+  const std::uint64_t base_matmul = L * layer_matmul_weight_count(c) + static_cast<std::uint64_t>(c.vocab) * c.hidden;
+  const std::uint64_t base_passes = recompute ? 6 : 4;
+  // Scores (Q K^T) and values (P V): 2 x T x HD each per head per token, forward.
+  const std::uint64_t attention_forward = 4 * L * NH * HD * T;
+  const std::uint64_t attention_passes = recompute ? 4 : 3;  // forward, backward (twice forward), recomputed forward
+  const std::uint64_t lora_passes = recompute ? 8 : 6;
+  return base_passes * base_matmul + attention_passes * attention_forward + lora_passes * lora_parameter_count(c, lora);
+}
+
+std::uint64_t anchor_flops_per_token(const QwenConfig& c, int seq_len, bool recompute) {
+  const std::uint64_t L = c.layers, C = c.hidden, T = seq_len;
+  return (recompute ? 6 : 4) * base_parameter_count(c) + 12 * L * C * T;
+}
+
+}  // namespace gpuaccept::fsdp
