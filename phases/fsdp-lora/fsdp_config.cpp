@@ -11,65 +11,18 @@ namespace gpuaccept::fsdp {
 
 namespace {
 
-constexpr std::string_view kSection = "fsdp_lora";
-// Every key the phase reads under fsdp_lora (load_fsdp_config below), and under fsdp_lora.lora.
-constexpr std::string_view kKeys[] = {
-    "model",          "layers",          "seq_len",         "micro_batch",       "grad_accum",
-    "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
-    "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
-    "grad_clip",      "recompute",       "offload",         "memory_headroom_gib", "grad_reduce",
-    "bucket_mib",     "prefetch_layers", "seed",            "data_vocab",        "data_successors",
-    "data_file",      "checkpoint_dir",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
-    "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops",
-};
-constexpr std::string_view kLoraKeys[] = {"rank", "alpha", "dropout", "targets"};
-
-// Levenshtein distance, to suggest the key a typo most likely meant.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-template <std::size_t N>
-std::string unknown_key_message(std::string_view key, const std::string_view (&known)[N]) {
-  std::string_view closest;
-  std::size_t best = 3;  // a suggestion only for up to two edits: further off, it would be a guess
-  for (std::string_view k : known) {
-    const std::size_t d = edit_distance(key, k);
-    if (d < best) best = d, closest = k;
-  }
-  const std::string hint = closest.empty() ? "" : fmt::format(" (did you mean '{}'?)", closest);
-  return fmt::format("not a key of this phase{}; known keys: {}", hint, fmt::join(known, ", "));
-}
-
-template <std::size_t N>
-void refuse_unknown_keys_in(const Config& c, const YAML::Node& map, const std::string& prefix,
-                            const std::string_view (&known)[N]) {
-  if (!map.IsMap()) throw c.error_at(map, prefix, "expected a mapping of keys to values");
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("(not a name)");
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
-      throw c.error_at(it->first, prefix + "." + key, unknown_key_message(key, known));
-  }
-}
-
-// An operator's typo (`fsdp_lora.recompte: false`) must not silently leave the default in force.
+// An operator's typo (`fsdp_lora.recompte: false`) must not silently leave the default in force:
+// every key the phase reads under fsdp_lora (load_fsdp_config below), and under fsdp_lora.lora.
 void refuse_unknown_keys(const Config& c) {
-  const YAML::Node section = c.find(kSection);
-  if (!section.IsDefined() || section.IsNull()) return;
-  refuse_unknown_keys_in(c, section, std::string(kSection), kKeys);
-  const YAML::Node lora = c.find("fsdp_lora.lora");
-  if (lora.IsDefined() && !lora.IsNull()) refuse_unknown_keys_in(c, lora, "fsdp_lora.lora", kLoraKeys);
+  c.refuse_unknown_keys("fsdp_lora",
+                        {"model",          "layers",          "seq_len",         "micro_batch",       "grad_accum",
+                         "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
+                         "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
+                         "grad_clip",      "recompute",       "offload",         "memory_headroom_gib", "grad_reduce",
+                         "bucket_mib",     "prefetch_layers", "seed",            "data_vocab",        "data_successors",
+                         "data_file",      "checkpoint_dir",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
+                         "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops"});
+  c.refuse_unknown_keys("fsdp_lora.lora", {"rank", "alpha", "dropout", "targets"});
 }
 
 // A bad value is named by where it came from: the flag, or the file, line and key.

@@ -163,4 +163,102 @@ void lora_dropout_forward(bf16* out, int out_stride, const bf16* x, int x_stride
 void lora_dropout_backward(bf16* dx, int dx_stride, const bf16* g, int g_stride, int N, int in, double p,
                            const DropoutKey& key, bool accumulate, cudaStream_t stream);
 
+
+// ==== The model's own kernels (gpu/qwen_model.cpp, gpu/attention.cpp, gpu/lora_linear.cpp) ====
+// Same conventions as above. Where the model accumulates a gradient in fp32 (the residual
+// stream's gradient and a normed input's gradient, each summed from several paths) the
+// kernels below read or write fp32; the matmuls read their bf16 copies.
+
+// ---- embedding ---------------------------------------------------------------------------
+// out[n,:] = embed[tokens[n],:]      out (N,C) bf16, embed (V,C) bf16. The ids must lie in
+// [0, V) (the model checks them on the host); the embedding is frozen: no backward.
+void embedding_forward(bf16* out, const int* tokens, const bf16* embed, int N, int C, cudaStream_t stream);
+
+// ---- attention head layouts --------------------------------------------------------------
+// Token-major (B,T,H,HD) rows `stride` elements apart (the projections' outputs, stride >=
+// H*HD) and head-major (B,H,T,HD) contiguous (one (T,HD) matrix per head, what the batched
+// attention matmuls read). Pure copies; HD % 8 == 0, stride % 8 == 0 and 16-byte aligned
+// pointers take 16-byte accesses.
+// heads_from_tokens: dst[b,h,t,:] = src[(b*T + t)*stride + h*HD + :]
+// tokens_from_heads: dst[(b*T + t)*stride + h*HD + :] = src[b,h,t,:]
+void heads_from_tokens(bf16* dst, const bf16* src, int stride, int B, int T, int H, int HD, cudaStream_t stream);
+void tokens_from_heads(bf16* dst, int stride, const bf16* src, int B, int T, int H, int HD, cudaStream_t stream);
+
+// ---- RMSNorm backward into an fp32 gradient ----------------------------------------------
+// rmsnorm_backward's math with fp32 dout and dx (the residual stream's gradient, summed over
+// the layers in fp32): with xhat = x * rstd and g = dout * w,
+//   d[n,c] = rstd[n] * (g[n,c] - xhat[n,c] * mean_c(g[n,:] * xhat[n,:]))
+//   dx = d (accumulate == false) or dx += d (accumulate == true).
+// x and w bf16, rstd fp32 from rmsnorm_forward. dx must not overlap dout. One warp per row.
+void rmsnorm_backward_fp32(float* dx, const float* dout, const bf16* x, const bf16* w, const float* rstd, int N, int C,
+                           bool accumulate, cudaStream_t stream);
+
+// ---- cross-entropy over fp32 logits ------------------------------------------------------
+// One chunk of rows of the LM head's fp32 logits (rows, V), contiguous:
+//   losses[n] = logsumexp(logits[n,:]) - logits[n, targets[n]]          (fp32)
+// and, when dlogits != nullptr,
+//   dlogits[n,v] = bf16(dloss * (softmax(logits[n,:])[v] - [v == targets[n]]))
+// (dlogits (rows, V) contiguous bf16: the operand of the head's input-gradient matmul).
+// targets must lie in [0, V). One block per row.
+void cross_entropy_fp32(float* losses, bf16* dlogits, const float* logits, const int* targets, int rows, int V,
+                        float dloss, cudaStream_t stream);
+
+// ---- LoRA helpers ------------------------------------------------------------------------
+// x[i] = bf16(s * x[i]) for i < n, in place (LoRA's alpha/r on the rank-r products).
+void scale_bf16(bf16* x, std::size_t n, float s, cudaStream_t stream);
+// lora_dropout_backward with an fp32 destination: dx[n,c] += fp32(g[n,c] * m[n,c]), the mask
+// m of `key` as lora_dropout_forward draws it (the adapter's share of a normed input's
+// gradient, accumulated in fp32).
+void lora_dropout_backward_fp32(float* dx, int dx_stride, const bf16* g, int g_stride, int N, int in, double p,
+                                const DropoutKey& key, cudaStream_t stream);
+
+// ---- the matmul, in row-major terms, and a plain kernel for it ----------------------------
+// Every matmul of the model is described in row-major terms (what the code means):
+//   D (M,N) = op(A) (M,K) * op(B) (K,N)  [+ bias[j] on every row]  [+ C (M,N)]
+// per batch entry i (A, B, C and D advanced by their strides), where op(A) = A stored (M,K)
+// row-major with rows lda apart, or, with ta, A^T of A stored (K,M) (rows lda apart); the
+// same for B with tb. D (and C) rows ldd apart, bf16 or (fp32_out) fp32; accumulate adds C,
+// which is D itself when c == nullptr. gpu/gemm.h maps it onto cuBLASLt's column-major call;
+// naive_gemm below computes it directly (fp32 sums, one thread per output): the fallback for
+// a shape cuBLASLt has no algorithm for, and a second implementation for the tests.
+struct RowMajorGemm {
+  int M = 0, N = 0, K = 0;
+  const bf16* a = nullptr;
+  long long lda = 0;
+  bool ta = false;
+  long long stride_a = 0;
+  const bf16* b = nullptr;
+  long long ldb = 0;
+  bool tb = false;
+  long long stride_b = 0;
+  void* d = nullptr;
+  long long ldd = 0;
+  long long stride_d = 0;
+  bool fp32_out = false;
+  bool accumulate = false;
+  const void* c = nullptr;     // accumulate's C (D's type and layout); nullptr: D itself
+  const bf16* bias = nullptr;  // (N), added to every row; nullptr: none
+  int batch = 1;
+};
+// The fp32 value of D (before rounding) at row i, column j of batch entry z: usable on the
+// host too (the test program checks the cuBLASLt mapping against it).
+__host__ __device__ inline float row_major_gemm_value(const RowMajorGemm& g, int z, int i, int j) {
+  const bf16* a = g.a + z * g.stride_a;
+  const bf16* b = g.b + z * g.stride_b;
+  float acc = 0.f;
+  for (int k = 0; k < g.K; ++k) {
+    const float av = __bfloat162float(g.ta ? a[static_cast<long long>(k) * g.lda + i] : a[static_cast<long long>(i) * g.lda + k]);
+    const float bv = __bfloat162float(g.tb ? b[static_cast<long long>(j) * g.ldb + k] : b[static_cast<long long>(k) * g.ldb + j]);
+    acc += av * bv;
+  }
+  if (g.bias) acc += __bfloat162float(g.bias[j]);
+  if (g.accumulate) {
+    const void* cbase = g.c ? g.c : g.d;
+    const long long at = z * g.stride_d + static_cast<long long>(i) * g.ldd + j;
+    acc += g.fp32_out ? static_cast<const float*>(cbase)[at] : __bfloat162float(static_cast<const bf16*>(cbase)[at]);
+  }
+  return acc;
+}
+void naive_gemm(const RowMajorGemm& g, cudaStream_t stream);
+
 }  // namespace gpuaccept::fsdp::gpu

@@ -1,0 +1,115 @@
+#include "fsdp-lora/gpu/attention.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "ddp/gpu/kernels.h"
+
+namespace gpuaccept::fsdp::gpu {
+
+namespace {
+
+std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
+
+}  // namespace
+
+GemmAttention::GemmAttention(int B, int T, int NH, int NKV, int HD)
+    : B_(B), T_(T), NH_(NH), NKV_(NKV), HD_(HD), G_(NKV > 0 ? NH / NKV : 0) {
+  if (B < 1 || T < 1 || NH < 1 || NKV < 1 || HD < 1 || NH % NKV != 0)
+    throw std::invalid_argument(fmt::format("attention: B={} T={} NH={} NKV={} HD={}: all positive, NH a multiple of NKV",
+                                            B, T, NH, NKV, HD));
+  const long long q = 1LL * B * NH * T * HD, kv = 1LL * B * NKV * T * HD, tt = 1LL * B * NH * T * T;
+  qh_ = DeviceBuffer<bf16>(sz(q));
+  kh_ = DeviceBuffer<bf16>(sz(kv));
+  vh_ = DeviceBuffer<bf16>(sz(kv));
+  scores_ = DeviceBuffer<bf16>(sz(tt));
+  att_ = DeviceBuffer<bf16>(sz(tt));
+  yh_ = DeviceBuffer<bf16>(sz(q));
+  dqh_ = DeviceBuffer<bf16>(sz(q));
+  dkh_ = DeviceBuffer<bf16>(sz(kv));
+  dvh_ = DeviceBuffer<bf16>(sz(kv));
+}
+
+std::size_t GemmAttention::device_bytes() const {
+  std::size_t total = 0;
+  for (const auto* b : {&qh_, &kh_, &vh_, &scores_, &att_, &yh_, &dqh_, &dkh_, &dvh_}) total += b->bytes();
+  return total;
+}
+
+// All products below are per (b, kv head): batch = B * NKV, and each operand advances by its
+// matrix per batch entry: a group's q (G*T, HD) by G*T*HD, a kv head's K or V (T, HD) by T*HD,
+// a group's scores (G*T, T) by G*T*T.
+void GemmAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t s) {
+  const int B = B_, T = T_, NH = NH_, NKV = NKV_, HD = HD_, GT = G_ * T_;
+  const long long sq = 1LL * GT * HD, skv = 1LL * T * HD, ss = 1LL * GT * T;
+  heads_from_tokens(qh_.get(), q, NH * HD, B, T, NH, HD, s);
+  heads_from_tokens(kh_.get(), k, NKV * HD, B, T, NKV, HD, s);
+  heads_from_tokens(vh_.get(), v, NKV * HD, B, T, NKV, HD, s);
+  // scores (G*T, T) = Qg (G*T, HD) K^T, K stored (T, HD)
+  gemm.run({.M = GT, .N = T, .K = HD,
+            .a = qh_.get(), .lda = HD, .stride_a = sq,
+            .b = kh_.get(), .ldb = HD, .tb = true, .stride_b = skv,
+            .d = scores_.get(), .ldd = T, .stride_d = ss,
+            .batch = B * NKV},
+           s);
+  // att = causal softmax of scores / sqrt(HD), row by row (row g*T + t of a group is position t)
+  ddp::gpu::causal_softmax_forward(att_.get(), scores_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
+  // yg (G*T, HD) = att (G*T, T) V (T, HD)
+  gemm.run({.M = GT, .N = HD, .K = T,
+            .a = att_.get(), .lda = T, .stride_a = ss,
+            .b = vh_.get(), .ldb = HD, .stride_b = skv,
+            .d = yh_.get(), .ldd = HD, .stride_d = sq,
+            .batch = B * NKV},
+           s);
+  tokens_from_heads(y, NH * HD, yh_.get(), B, T, NH, HD, s);
+}
+
+void GemmAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t s) {
+  const int B = B_, T = T_, NH = NH_, NKV = NKV_, HD = HD_, GT = G_ * T_;
+  const long long sq = 1LL * GT * HD, skv = 1LL * T * HD, ss = 1LL * GT * T;
+  bf16* dyh = yh_.get();      // the forward's y is not needed any more
+  bf16* datt = scores_.get();  // nor its scores
+  heads_from_tokens(dyh, dy, NH * HD, B, T, NH, HD, s);
+  // datt (G*T, T) = dYg (G*T, HD) V^T, V stored (T, HD)
+  gemm.run({.M = GT, .N = T, .K = HD,
+            .a = dyh, .lda = HD, .stride_a = sq,
+            .b = vh_.get(), .ldb = HD, .tb = true, .stride_b = skv,
+            .d = datt, .ldd = T, .stride_d = ss,
+            .batch = B * NKV},
+           s);
+  // dV (T, HD) = att^T (T, G*T) dYg (G*T, HD), att stored (G*T, T): the sum over the group's
+  // G heads is the product's own sum over its K = G*T
+  gemm.run({.M = T, .N = HD, .K = GT,
+            .a = att_.get(), .lda = T, .ta = true, .stride_a = ss,
+            .b = dyh, .ldb = HD, .stride_b = sq,
+            .d = dvh_.get(), .ldd = HD, .stride_d = skv,
+            .batch = B * NKV},
+           s);
+  // dscores = softmax backward, with the 1/sqrt(HD) of the forward; in place over datt
+  ddp::gpu::causal_softmax_backward(datt, datt, att_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
+  // dQg (G*T, HD) = dscores (G*T, T) K (T, HD)
+  gemm.run({.M = GT, .N = HD, .K = T,
+            .a = datt, .lda = T, .stride_a = ss,
+            .b = kh_.get(), .ldb = HD, .stride_b = skv,
+            .d = dqh_.get(), .ldd = HD, .stride_d = sq,
+            .batch = B * NKV},
+           s);
+  // dK (T, HD) = dscores^T (T, G*T) Qg (G*T, HD), dscores stored (G*T, T): summed over the group
+  gemm.run({.M = T, .N = HD, .K = GT,
+            .a = datt, .lda = T, .ta = true, .stride_a = ss,
+            .b = qh_.get(), .ldb = HD, .stride_b = sq,
+            .d = dkh_.get(), .ldd = HD, .stride_d = skv,
+            .batch = B * NKV},
+           s);
+  tokens_from_heads(dq, NH * HD, dqh_.get(), B, T, NH, HD, s);
+  tokens_from_heads(dk, NKV * HD, dkh_.get(), B, T, NKV, HD, s);
+  tokens_from_heads(dv, NKV * HD, dvh_.get(), B, T, NKV, HD, s);
+}
+
+std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD) {
+  return std::make_unique<GemmAttention>(B, T, NH, NKV, HD);
+}
+
+}  // namespace gpuaccept::fsdp::gpu

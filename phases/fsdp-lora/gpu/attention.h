@@ -1,0 +1,60 @@
+// Causal grouped-query attention of one layer, behind one small interface so that the
+// GEMM-and-softmax version below can be swapped for a fused (flash) one without touching the
+// model: token-major q, k, v in (after RoPE), token-major output out, and backward right after
+// the forward of the same layer (the model recomputes a layer just before its backward, so one
+// layer's saved state is all an implementation keeps).
+//
+// Math (../cpu_reference.h): query head h reads key/value head h / G, G = NH / NKV;
+//   att[t1, t2] = softmax_{t2 <= t1}(q_t1 . k_t2 / sqrt(HD)),   y_t1 = sum_t2 att[t1, t2] v_t2.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "cuda/cuda_handles.h"
+#include "fsdp-lora/gpu/gemm.h"
+
+namespace gpuaccept::fsdp::gpu {
+
+class Attention {
+ public:
+  virtual ~Attention() = default;
+  // y (B, T, NH*HD) from q (B, T, NH*HD), k and v (B, T, NKV*HD), all token-major, contiguous.
+  virtual void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) = 0;
+  // After forward() of the same inputs: dq, dk, dv (token-major as q, k, v; overwritten) from
+  // dy (token-major as y).
+  virtual void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) = 0;
+  virtual std::size_t device_bytes() const = 0;
+  virtual const char* name() const = 0;
+};
+
+// Attention as batched matmuls around ddp's causal softmax kernels. The heads are made
+// head-major first, q as (B, NKV, G, T, HD): the G query heads of one key/value head are
+// adjacent, so they form one (G*T, HD) matrix, and (since h = kv_head * G + g) that is simply
+// (B, NH, T, HD). Per (b, kv head), one matmul of M = G*T rows then covers the whole group
+// against that kv head's (T, HD) K and V, which are never copied per query head; and in
+// backward dK and dV, products over K = G*T, sum the group's contributions themselves.
+// Scores are full (T, T) per head (the softmax never reads above the diagonal): correctness
+// first, O(T^2) memory: 2 x (B, NH, T, T) bf16.
+class GemmAttention final : public Attention {
+ public:
+  GemmAttention(int B, int T, int NH, int NKV, int HD);
+  void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) override;
+  void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
+  std::size_t device_bytes() const override;
+  const char* name() const override { return "gemm+softmax"; }
+
+ private:
+  int B_, T_, NH_, NKV_, HD_, G_;
+  DeviceBuffer<bf16> qh_;      // (B, NKV, G, T, HD) = (B, NH, T, HD)  q head-major
+  DeviceBuffer<bf16> kh_, vh_; // (B, NKV, T, HD)
+  DeviceBuffer<bf16> scores_;  // (B, NH, T, T)  q k^T (unscaled); in backward datt, then dscores
+  DeviceBuffer<bf16> att_;     // (B, NH, T, T)  softmax, 0 above the diagonal; kept for backward
+  DeviceBuffer<bf16> yh_;      // (B, NH, T, HD) att v; in backward dy head-major
+  DeviceBuffer<bf16> dqh_;     // (B, NH, T, HD)
+  DeviceBuffer<bf16> dkh_, dvh_;  // (B, NKV, T, HD)
+};
+
+std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD);
+
+}  // namespace gpuaccept::fsdp::gpu
