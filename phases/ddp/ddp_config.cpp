@@ -14,6 +14,13 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
 }
 
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
+  // Every key read below: a typo (`ddp.stpes`) is refused, not left to the default.
+  c.refuse_unknown_keys("ddp", {
+      "bucket_mib", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
+      "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
+      "gradient_check", "learn_fraction", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
+      "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
+      "timing_skip", "weight_decay"});
   DdpConfig d;
   d.model = c.get("ddp.model", d.model);
   if (!f.model.empty()) d.model = f.model;

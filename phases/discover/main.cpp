@@ -13,6 +13,7 @@ using namespace gpuaccept;
 namespace {
 
 void run(PhaseContext& ctx) {
+  ctx.config.refuse_unknown_keys("discover", {"expected_gpus_per_node"});
   const nlohmann::json mine = discover::collect_rank_inventory(ctx.world);
   ctx.results.set_document("inventory", mine.dump());
   for (auto& r : discover::rank_records(mine)) ctx.results.add(std::move(r));

@@ -169,6 +169,11 @@ class Resolver {
 }  // namespace
 
 Options resolve_options(const CliValues& cli, const Config& config) {
+  // Every key read below: a typo (`nccl.colectives`) is refused, not left to the default.
+  config.refuse_unknown_keys("nccl", {
+      "batches", "check", "checkpoint_interval_s", "collectives", "dtypes", "heartbeat_s", "iters",
+      "max_bytes", "min_bytes", "nonblocking", "pair_bytes", "pair_mode", "pair_outlier_pct", "profile",
+      "scales", "step_factor", "timeout_s", "warmup_iters"});
   Resolver r(cli, config);
   Options o;
 

@@ -15,6 +15,13 @@ GemmDtype dtype_at(const Config& c, const YAML::Node& n, const std::string& key)
 }  // namespace
 
 SmokeConfig load_smoke_config(const Config& c) {
+  // Every key read below: a typo (`gemm_sizze`) is refused, not left to the default.
+  c.refuse_unknown_keys("smoke", {
+      "allow_shared_gpus", "fs_dir", "fs_metadata_files", "fs_stream_bytes", "gemm_algos", "gemm_dtypes",
+      "gemm_repeats", "gemm_sizes", "gemm_verify_rows", "gemm_workspace_bytes", "host_bytes",
+      "max_temperature_c", "memory_bytes", "memory_repeats", "min_sample_ms", "nvlink_crc_per_second",
+      "peer_bytes", "require_exclusive_cpus", "require_numa_affinity", "require_peer_access",
+      "skip_gpu_benchmarks", "sustained_dtype", "sustained_seconds", "sustained_size", "warmup_ms"});
   SmokeConfig s;
   s.allow_shared_gpus = c.get("smoke.allow_shared_gpus", s.allow_shared_gpus);
   s.require_exclusive_cpus = c.get("smoke.require_exclusive_cpus", s.require_exclusive_cpus);
@@ -39,9 +46,9 @@ SmokeConfig load_smoke_config(const Config& c) {
   }
   s.gemm_repeats = c.get_positive("smoke.gemm_repeats", s.gemm_repeats);
   s.gemm_algos = c.get_positive("smoke.gemm_algos", s.gemm_algos);
-  s.gemm_workspace_bytes = c.get("smoke.gemm_workspace_bytes", s.gemm_workspace_bytes);
+  s.gemm_workspace_bytes = c.get_non_negative("smoke.gemm_workspace_bytes", s.gemm_workspace_bytes);
   s.gemm_verify_rows = c.get_positive("smoke.gemm_verify_rows", s.gemm_verify_rows);
-  s.warmup_ms = c.get("smoke.warmup_ms", s.warmup_ms);
+  s.warmup_ms = c.get_non_negative("smoke.warmup_ms", s.warmup_ms);
   s.min_sample_ms = c.get_positive("smoke.min_sample_ms", s.min_sample_ms);
   s.memory_bytes = c.get_positive("smoke.memory_bytes", s.memory_bytes);
   s.memory_repeats = c.get_positive("smoke.memory_repeats", s.memory_repeats);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@
 #include "common/error.h"
 
 namespace gpuaccept {
+
+// The top-level sections of a config file, one per phase that reads one.
+inline constexpr std::string_view kConfigSections[] = {"discover", "smoke", "nccl", "ddp", "fsdp_lora"};
 
 class Config {
  public:
@@ -72,6 +76,14 @@ class Config {
   }
 
   InputError error_at(const YAML::Node& n, std::string_view key, const std::string& what) const;
+
+  // An operator's typo (`smoke: {gemm_sizze: 4096}`) must not leave a default silently in
+  // force. Throws InputError naming the file, line and key of the first key under `section`
+  // (a dotted key; absent or empty: nothing to check) that is not in `known`, with the known
+  // key a typo most likely meant ("did you mean 'gemm_sizes'?").
+  void refuse_unknown_keys(std::string_view section, std::initializer_list<std::string_view> known) const;
+  // The same for the top level: the sections of the phases (kConfigSections).
+  void refuse_unknown_sections() const;
 
  private:
   std::string name_;

@@ -35,10 +35,10 @@ std::filesystem::path agree_on_run_dir(World& world, const PhaseOptions& opts) {
   std::string verdict;
   if (world.rank() == 0) {
     const auto env = process_env();
-    std::string id = opts.run_id.empty() ? run_id_from_env(env) : opts.run_id;
-    if (id.empty()) id = make_local_run_id();
-    const auto dir = results_root(opts.results, env) / id;
     try {
+      std::string id = resolve_run_id(opts.run_id, env);
+      if (id.empty()) id = make_local_run_id();
+      const auto dir = results_root(opts.results, env) / id;
       prepare_run_dir(dir);
       verdict = "ok:" + dir.string();
     } catch (const InputError& e) {
@@ -76,6 +76,7 @@ int run_phase(int argc, char** argv, const PhaseDefinition& phase) {
   try {
     world = make_world();
     if (!opts.config.empty()) config = Config::load(opts.config);
+    config.refuse_unknown_sections();  // a misspelt section ("smoek:") would leave every default in force
     run_dir = agree_on_run_dir(*world, opts);
   } catch (const std::exception& e) {
     log_error("{}", e.what());

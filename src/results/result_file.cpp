@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "results/hdf5_handle.h"
+#include "results/record_bounds.h"
 
 namespace gpuaccept {
 namespace fs = std::filesystem;
@@ -260,6 +261,7 @@ ResultFile read_result_file(const fs::path& path) {
     hsize_t idx = 0;
     GPUACCEPT_HDF5_CHECK(H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c));
     out.records = read_records(f);
+    check_record_bounds(path, out.records);
     if (H5Lexists(f, "documents", H5P_DEFAULT) > 0) {
       H5Id docs = h5_group(GPUACCEPT_HDF5_CHECK(H5Gopen2(f, "documents", H5P_DEFAULT)));
       GPUACCEPT_HDF5_CHECK(H5Literate(docs, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_document, &out.documents));

@@ -1,5 +1,6 @@
 #include "results/run_dir.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,10 +33,30 @@ fs::path results_root(const std::string& flag, const EnvLookup& env) {
   return "results";
 }
 
-std::string run_id_from_env(const EnvLookup& env) {
-  for (const char* name : {"GPUACCEPT_RUN_ID", "SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID"})
-    if (auto v = get(env, name); !v.empty()) return v;
-  return {};
+std::string resolve_run_id(const std::string& flag, const EnvLookup& env) {
+  std::string id = flag, source = "--run-id";
+  if (id.empty())
+    for (const char* name : {"GPUACCEPT_RUN_ID", "SLURM_ARRAY_JOB_ID", "SLURM_JOB_ID"})
+      if (auto v = get(env, name); !v.empty()) {
+        id = v;
+        source = std::string("$") + name;
+        break;
+      }
+  if (id.empty()) return id;
+  const auto safe = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  };
+  std::string why;
+  if (id.size() > 128) why = fmt::format("{} characters, at most 128", id.size());
+  else if (id.front() == '.' || id.front() == '-') why = fmt::format("starts with '{}'", id.front());
+  else if (const auto bad = std::find_if_not(id.begin(), id.end(), safe); bad != id.end())
+    why = fmt::format("character {:#04x} at position {}", static_cast<unsigned char>(*bad), bad - id.begin());
+  if (!why.empty())
+    throw InputError(fmt::format("run id from {} is not one safe directory name ({}): use A-Z a-z 0-9 . _ - only, "
+                                 "not starting with '.' or '-'",
+                                 source, why));
+  return id;
 }
 
 std::string make_local_run_id() {

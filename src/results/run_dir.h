@@ -13,9 +13,13 @@ using EnvLookup = std::function<const char*(const char*)>;
 // The results root: --results, else $GPUACCEPT_RESULTS, else ./results.
 std::filesystem::path results_root(const std::string& flag, const EnvLookup& env);
 
-// The run id: $GPUACCEPT_RUN_ID, else SLURM_ARRAY_JOB_ID, else SLURM_JOB_ID, else
-// "" (the caller then makes a local id, once, on rank 0).
-std::string run_id_from_env(const EnvLookup& env);
+// The run id to use: `flag` (--run-id) when given, else $GPUACCEPT_RUN_ID, else
+// SLURM_ARRAY_JOB_ID (all phases of a pipeline array share it), else SLURM_JOB_ID; "" when
+// none says (the caller then makes a local id, once, on rank 0). A run id names one directory under the results root, so it must be one safe path
+// component: 1-128 characters of A-Z a-z 0-9 . _ -, not starting with '.' or '-' (no "..",
+// no '/', nothing a shell or an HTML page would read as more than a name). Anything else
+// throws InputError naming where the id came from and what is wrong.
+std::string resolve_run_id(const std::string& flag, const EnvLookup& env);
 
 // "local-20261123T101500Z-4242": for a phase started by hand.
 std::string make_local_run_id();

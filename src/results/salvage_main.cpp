@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   log_context().phase = "salvage";
   try {
     const auto env = process_env();
-    if (run_id.empty()) run_id = run_id_from_env(env);
+    run_id = resolve_run_id(run_id, env);
     if (run_id.empty()) {
       log_error("no run id: give --run-id or run inside the Slurm job");
       return 2;

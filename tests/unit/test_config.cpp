@@ -40,3 +40,16 @@ TEST_CASE("positive and non-negative values are checked with file, line and key"
   CHECK_THROWS_WITH(c.get_non_negative("smoke.seconds", 1.0),
                     Catch::Contains("configs/y.yaml:3") && Catch::Contains("must not be negative"));
 }
+
+TEST_CASE("unknown keys and sections are refused with file, line and a likely meaning", "[config]") {
+  const Config c = Config::parse("smoke:\n  gemm_sizes: [4096]\nsmok:\n  x: 1\n", "c.yaml");
+  CHECK_NOTHROW(c.refuse_unknown_keys("smoke", {"gemm_sizes", "gemm_dtypes"}));
+  CHECK_THROWS_WITH(c.refuse_unknown_keys("smoke", {"gemm_dtypes"}),
+                    Catch::StartsWith("c.yaml:2: key 'smoke.gemm_sizes'") && !Catch::Contains("did you mean"));
+  CHECK_THROWS_WITH(c.refuse_unknown_sections(),
+                    Catch::StartsWith("c.yaml:3: key 'smok'") && Catch::Contains("did you mean 'smoke'"));
+  CHECK_NOTHROW(Config{}.refuse_unknown_sections());
+  CHECK_NOTHROW(c.refuse_unknown_keys("ddp", {"steps"}));  // an absent section has nothing to refuse
+  CHECK_THROWS_WITH(Config::parse("ddp: 3\n", "c.yaml").refuse_unknown_keys("ddp", {"steps"}),
+                    Catch::Contains("expected a mapping"));
+}

@@ -7,19 +7,14 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "fresh_dir.h"
 #include "results/result_file.h"
 
 using namespace gpuaccept;
 namespace fs = std::filesystem;
+using gpuaccept::testing::fresh_dir;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("gpuaccept-unit-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 ResultFile sample() {
   ResultFile f;
@@ -114,4 +109,24 @@ TEST_CASE("missing, truncated and foreign files give errors naming the file", "[
   const fs::path text = dir / "notes.h5";
   std::ofstream(text) << "not hdf5\n";
   CHECK_THROWS_WITH(read_result_file(text), Catch::Contains(text.string()) && Catch::Contains("not an HDF5 file"));
+}
+
+TEST_CASE("a record whose numbers are out of bounds marks its file as damaged", "[hdf5]") {
+  // libhdf5 reads a flipped bit in gpu_index as readily as a good value; the report would
+  // then draw a grid with a billion GPU columns.
+  const fs::path dir = fresh_dir("bounds");
+  ResultFile f = sample();
+  f.records[2].gpu_index = 1073741826;
+  const fs::path path = write_result_file(dir / "smoke.h5", f);
+  CHECK_THROWS_AS(read_result_file(path), InputError);
+  CHECK_THROWS_WITH(read_result_file(path), Catch::Contains("damaged results file " + path.string()) &&
+                                                Catch::Contains("record 3 of 5") &&
+                                                Catch::Contains("gpu_index 1073741826 is outside -1..255"));
+  f = sample();
+  f.records[0].rank = -7;
+  CHECK_THROWS_WITH(read_result_file(write_result_file(dir / "ddp.h5", f)), Catch::Contains("rank -7 is outside"));
+  f = sample();
+  f.records[0].gpu_index = 255;  // the largest index a node may have
+  f.records[1].rank = kJobLevel;
+  CHECK(read_result_file(write_result_file(dir / "nccl-scaling.h5", f)).records == f.records);
 }

@@ -3,8 +3,10 @@
 
 #include <filesystem>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include "results/isolated_read.h"
 #include "results/result_file.h"
 #include "results/salvage.h"
 
@@ -27,6 +29,12 @@ void write_part(const fs::path& parts, int rank) {
   f.documents["facts"] = {"{\"rank\": " + std::to_string(rank) + "}"};
   fs::create_directories(parts);
   write_result_file(parts / ("rank-0000" + std::to_string(rank) + ".h5"), f);
+}
+
+// Crashes as libhdf5 does on some damaged files (SIGSEGV in H5HG_read), on rank 1's part only.
+ResultFile crash_on_rank_1(const fs::path& p) {
+  if (p.filename() == "rank-00001.h5") ::raise(SIGSEGV);
+  return read_result_file(p);
 }
 
 }  // namespace
@@ -65,5 +73,36 @@ TEST_CASE("salvage with no checkpoint at all still records the failure") {
   const ResultFile f = read_result_file(run / "ddp.h5");
   REQUIRE(f.records.size() == 1);
   CHECK_THAT(f.records[0].message, Catch::Contains("0 of 4 ranks") && Catch::Contains("ranks 0,1,2,3 left no checkpoint"));
+  fs::remove_all(run);
+}
+
+TEST_CASE("salvage survives a checkpoint that crashes its reader, and names it", "[isolated]") {
+  const fs::path run = fs::temp_directory_path() / ("gpuaccept-unit-salvage-crash-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  for (int rank : {0, 1, 2}) write_part(run / "smoke.parts", rank);
+  const auto read = [](const fs::path& p) {
+    return read_result_file_isolated(p, std::chrono::seconds(30), &crash_on_rank_1);
+  };
+  REQUIRE(salvage_phase_file(run, "smoke", "srun exited with code 139", 0, read).has_value());
+  const ResultFile f = read_result_file(run / "smoke.h5");
+  REQUIRE(f.records.size() == 3);  // ranks 0 and 2, and the ERROR
+  const std::string& msg = f.records.back().message;
+  CHECK_THAT(msg, Catch::Contains("2 of 3 ranks") && Catch::Contains("ranks 1 left no checkpoint") &&
+                      Catch::Contains("1 checkpoint(s) could not be read") && Catch::Contains("rank-00001.h5") &&
+                      Catch::Contains("SIGSEGV"));
+  fs::remove_all(run);
+}
+
+TEST_CASE("salvage refuses a checkpoint whose rank attribute is not a rank", "[salvage]") {
+  const fs::path run = fs::temp_directory_path() / ("gpuaccept-unit-salvage-rank-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  write_part(run / "smoke.parts", 0);
+  ResultFile bad;
+  bad.attributes = {{"phase", "smoke"}, {"world_size", "2"}, {"rank", "1073741825"}, {"complete", "partial"}};
+  write_result_file(run / "smoke.parts" / "rank-00001.h5", bad);
+  REQUIRE(salvage_phase_file(run, "smoke", "srun exited with code 9", 0).has_value());
+  const ResultFile f = read_result_file(run / "smoke.h5");
+  CHECK(f.documents.at("facts").size() == 3);  // world_size 3 from rank 0, not a slot per damaged rank number
+  CHECK_THAT(f.records.back().message, Catch::Contains("attribute 'rank' is '1073741825'"));
   fs::remove_all(run);
 }

@@ -29,9 +29,8 @@ std::string verdict_section(const Report& r) {
   const std::string word(verdict_word(r));
   const bool incomplete = word == "INCOMPLETE";
   const std::string note = fails_run(v)         ? "not accepted: something failed"
-                           : incomplete         ? fmt::format("not accepted: nothing failed, but {} measured nothing "
-                                                              "(every check SKIP; see why below)",
-                                                              html_escape(fmt::format("{}", fmt::join(r.skipped_phases, ", "))))
+                           : incomplete         ? fmt::format("not accepted: nothing failed, but {} (see why below)",
+                                                              html_escape(fmt::format("{}", fmt::join(r.incomplete_reasons, "; "))))
                            : v == Level::Warn   ? "accepted, with warnings"
                                                 : "accepted";
   return fmt::format(

@@ -27,12 +27,12 @@ Level Report::rule_level(const Record& r) const {
 
 std::string_view verdict_word(const Report& r) {
   if (fails_run(r.verdict)) return "FAIL";
-  return r.skipped_phases.empty() ? "PASS" : "INCOMPLETE";
+  return r.incomplete_reasons.empty() ? "PASS" : "INCOMPLETE";
 }
 
 int exit_code(const Report& r) {
   if (fails_run(r.verdict)) return 1;
-  return r.skipped_phases.empty() ? 0 : kExitIncomplete;
+  return r.incomplete_reasons.empty() ? 0 : kExitIncomplete;
 }
 
 namespace {
@@ -105,7 +105,21 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   rep.verdict = all.summary();
   rep.phases = summarize_phases(run, rep.verdicts);
   for (const auto& p : rep.phases)
-    if (p.checks.total() > 0 && p.checks.summary() == Level::Skip) rep.skipped_phases.push_back(p.phase);
+    if (p.checks.total() > 0 && p.checks.summary() == Level::Skip) {
+      rep.skipped_phases.push_back(p.phase);
+      rep.incomplete_reasons.push_back(fmt::format("{} measured nothing (every check SKIP)", p.phase));
+    }
+  // A GPU acceptance run must have measured a GPU: a record about one GPU (gpu_index >= 0)
+  // that is not a SKIP. Without one, the passes are the scheduler's, the CPUs' and the
+  // filesystem's, and a PASS would accept a cluster whose GPUs were never looked at.
+  const auto about_a_gpu = [](const Record& r) { return r.gpu_index >= 0; };
+  const auto gpu_measured = [&](const Record& r) { return about_a_gpu(r) && r.status != Status::Skip; };
+  if (!rep.checks.empty() && std::none_of(rep.checks.begin(), rep.checks.end(), gpu_measured)) {
+    const auto skipped = std::count_if(rep.checks.begin(), rep.checks.end(), about_a_gpu);
+    rep.incomplete_reasons.push_back(
+        skipped > 0 ? fmt::format("no GPU was measured: all {} checks about a GPU SKIPped", skipped)
+                    : std::string("no GPU was measured: no check is about a GPU"));
+  }
 
   std::vector<std::string> hosts;
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);

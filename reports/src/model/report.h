@@ -49,6 +49,11 @@ struct Report {
   // Phases that ran but measured nothing (every record SKIP): the run cannot accept the
   // cluster, so the verdict is INCOMPLETE rather than PASS when nothing failed.
   std::vector<std::string> skipped_phases;
+  // Why the run cannot accept the cluster although nothing failed, one sentence each: every
+  // skipped phase, and a run in which no GPU was measured at all (every check about a GPU
+  // SKIPped: no GPU, no driver, no CUDA), whose passes are about CPUs and filesystems only.
+  // Empty: the verdict may be PASS.
+  std::vector<std::string> incomplete_reasons;
   std::vector<Record> checks;        // every record of the run (plus ERRORs about files)
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;

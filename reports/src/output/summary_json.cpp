@@ -67,6 +67,7 @@ json summary_json(const Report& r) {
   j["tool_version"] = r.tool_version;
   j["verdict"] = verdict_word(r);
   j["skipped_phases"] = r.skipped_phases;
+  j["incomplete_reasons"] = r.incomplete_reasons;
   j["worst_level"] = to_string(r.verdict);
   j["counts"] = {{"checks", tally_json(r.check_counts)}, {"rules", tally_json(r.rule_counts)}};
   j["thresholds"] = {{"file", r.thresholds.file.string()}, {"model", r.thresholds.model},

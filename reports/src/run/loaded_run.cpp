@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "results/isolated_read.h"
 #include "results/result_file.h"
 
 namespace gpuaccept::report {
@@ -63,10 +64,11 @@ PhaseSource make_source(std::string phase, fs::path path, SourceState state, std
 }
 
 // Reads one results file into `run`; a file that cannot be read becomes an ERROR record.
-PhaseSource read_source(const fs::path& path, const std::string& phase_guess, LoadedRun& run) {
+PhaseSource read_source(const fs::path& path, const std::string& phase_guess, const ResultFileReader& read,
+                        LoadedRun& run) {
   PhaseSource src = make_source(phase_guess, path, SourceState::Complete, "");
   try {
-    ResultFile f = read_result_file(path);
+    ResultFile f = read(path);
     if (const auto it = f.attributes.find("phase"); it != f.attributes.end() && !it->second.empty())
       src.phase = it->second;
     if (f.attributes["complete"] == "partial") {
@@ -92,7 +94,7 @@ PhaseSource read_source(const fs::path& path, const std::string& phase_guess, Lo
 
 // <phase>.parts/ without <phase>.h5: rank 0 died before writing the phase's file, so
 // the ranks' checkpoints are all there is. Each part is read as a source of its own.
-void read_parts(const fs::path& parts_dir, LoadedRun& run) {
+void read_parts(const fs::path& parts_dir, const ResultFileReader& read, LoadedRun& run) {
   const std::string phase = parts_dir.stem().string();
   std::vector<fs::path> parts;
   for (const auto& e : fs::directory_iterator(parts_dir))
@@ -103,7 +105,7 @@ void read_parts(const fs::path& parts_dir, LoadedRun& run) {
                          "rank(s) from {}",
                          phase, parts.size(), parts_dir.string())));
   for (const auto& p : parts) {
-    PhaseSource src = read_source(p, phase, run);
+    PhaseSource src = read_source(p, phase, read, run);
     if (src.state != SourceState::Unreadable) {
       src.state = SourceState::Partial;
       src.problem = fmt::format("a rank's checkpoint; {}.h5 was never written", phase);
@@ -115,6 +117,10 @@ void read_parts(const fs::path& parts_dir, LoadedRun& run) {
 }  // namespace
 
 LoadedRun load_run(const fs::path& dir, const std::vector<std::string>& expected_phases) {
+  return load_run(dir, expected_phases, isolated_reader(read_time_limit()));
+}
+
+LoadedRun load_run(const fs::path& dir, const std::vector<std::string>& expected_phases, const ResultFileReader& read) {
   if (!fs::is_directory(dir)) throw InputError(fmt::format("run directory {}: does not exist or is not a directory", dir.string()));
   LoadedRun run;
   run.dir = dir;
@@ -130,12 +136,12 @@ LoadedRun load_run(const fs::path& dir, const std::vector<std::string>& expected
 
   std::set<std::string> seen;
   for (const auto& f : files) {
-    run.sources.push_back(read_source(f, phase_from_name(f), run));
+    run.sources.push_back(read_source(f, phase_from_name(f), read, run));
     seen.insert(run.sources.back().phase);
   }
   for (const auto& d : parts_dirs) {
     if (fs::exists(dir / (d.stem().string() + ".h5"))) continue;  // the phase's file won; parts are leftovers
-    read_parts(d, run);
+    read_parts(d, read, run);
     seen.insert(d.stem().string());
   }
   for (const auto& phase : expected_phases) {

@@ -3,7 +3,9 @@
 // lenient on purpose: a truncated file, a foreign HDF5 file, a phase whose rank 0
 // died (only <phase>.parts/ left) or an expected phase that never ran each become an
 // ERROR record naming the file and the reason, so the report shows them instead of
-// stopping at the first one.
+// stopping at the first one. Each file is read in a child process (results/
+// isolated_read.h): a file that crashes libhdf5 or makes it loop becomes such an ERROR
+// too, and this process, the report, never runs libhdf5 on a file at all.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "results/isolated_read.h"
 #include "results/record.h"
 
 namespace gpuaccept::report {
@@ -42,7 +45,13 @@ struct LoadedRun {
 // The test name of the ERROR records about unreadable, partial or missing files.
 inline constexpr const char* kResultFileTest = "result_file";
 
-// Throws InputError when `dir` is not a directory; everything inside is read leniently.
+// Throws InputError when `dir` is not a directory (or GPUACCEPT_READ_TIMEOUT is not a
+// number); everything inside is read leniently, each file in a child process with
+// read_time_limit().
 LoadedRun load_run(const std::filesystem::path& dir, const std::vector<std::string>& expected_phases);
+
+// The same with another reader for each file (the tests' crashing and looping ones).
+LoadedRun load_run(const std::filesystem::path& dir, const std::vector<std::string>& expected_phases,
+                   const ResultFileReader& read);
 
 }  // namespace gpuaccept::report

@@ -48,3 +48,10 @@ TEST_CASE("bad values name the file and the key") {
   CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  lr: -1\n", "bad.yaml"), {}), Catch::Contains("ddp.lr"));
   CHECK_THROWS_AS(load_ddp_config(Config::parse("ddp:\n  steps: many\n", "bad.yaml"), {}), InputError);
 }
+
+TEST_CASE("an unknown ddp key is refused with file, line and the key it likely meant") {
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  stpes: 10\n", "c.yaml"), DdpFlags{}),
+                    Catch::StartsWith("c.yaml:2: key 'ddp.stpes'") && Catch::Contains("did you mean 'steps'"));
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  steps: 0\n", "c.yaml"), DdpFlags{}),
+                    Catch::Contains("ddp.steps") && Catch::Contains("positive"));
+}

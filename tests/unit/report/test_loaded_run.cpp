@@ -1,11 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "common/error.h"
+#include "results/isolated_read.h"
 #include "results/result_file.h"
 #include "run/loaded_run.h"
 
@@ -39,6 +43,17 @@ const Record* error_about(const LoadedRun& run, const std::string& phase) {
   for (const auto& r : run.records)
     if (r.phase == phase && r.test == kResultFileTest && r.status == Status::Error) return &r;
   return nullptr;
+}
+
+// What libhdf5 does with some damaged files (issue 18): crash, or loop for ever; here
+// for smoke.h5 only.
+ResultFile crash_on_smoke(const fs::path& p) {
+  if (p.filename() == "smoke.h5") ::raise(SIGSEGV);
+  return read_result_file(p);
+}
+ResultFile loop_on_smoke(const fs::path& p) {
+  while (p.filename() == "smoke.h5") ::pause();
+  return read_result_file(p);
 }
 
 }  // namespace
@@ -101,4 +116,45 @@ TEST_CASE("a second run of a phase is its own source of the same phase", "[load]
 
 TEST_CASE("a missing run directory is unusable input", "[load]") {
   CHECK_THROWS_AS(load_run("/nonexistent/gpuaccept-run", {}), InputError);
+}
+
+TEST_CASE("a file that crashes its reader is that phase's ERROR; the others are read", "[load]") {
+  RunDir dir;
+  write_result_file(dir.path / "discover.h5", one_record_file("discover"));
+  write_result_file(dir.path / "smoke.h5", one_record_file("smoke"));
+  const auto read = [](const fs::path& p) {
+    return read_result_file_isolated(p, std::chrono::seconds(30), &crash_on_smoke);
+  };
+  const LoadedRun run = load_run(dir.path, {"discover", "smoke"}, read);
+  const Record* e = error_about(run, "smoke");
+  REQUIRE(e);
+  CHECK_THAT(e->message, Catch::Contains("damaged results file " + (dir.path / "smoke.h5").string()) &&
+                             Catch::Contains("killed by SIGSEGV"));
+  CHECK(error_about(run, "discover") == nullptr);
+  CHECK(std::count_if(run.records.begin(), run.records.end(), [](const Record& r) { return r.phase == "discover"; }) == 1);
+  REQUIRE(run.sources.size() == 2);
+  CHECK(run.sources[1].state == SourceState::Unreadable);
+}
+
+TEST_CASE("a file whose reader loops is given up at the limit", "[load]") {
+  RunDir dir;
+  write_result_file(dir.path / "discover.h5", one_record_file("discover"));
+  write_result_file(dir.path / "smoke.h5", one_record_file("smoke"));
+  const auto read = [](const fs::path& p) {
+    return read_result_file_isolated(p, std::chrono::milliseconds(300), &loop_on_smoke);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const LoadedRun run = load_run(dir.path, {}, read);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  const Record* e = error_about(run, "smoke");
+  REQUIRE(e);
+  CHECK_THAT(e->message, Catch::Contains("smoke.h5") && Catch::Contains("did not finish within 0.3 s"));
+  CHECK(error_about(run, "discover") == nullptr);
+}
+
+TEST_CASE("a bad GPUACCEPT_READ_TIMEOUT is unusable input, named", "[load]") {
+  RunDir dir;
+  ::setenv("GPUACCEPT_READ_TIMEOUT", "soon", 1);
+  CHECK_THROWS_WITH(load_run(dir.path, {}), Catch::Contains("GPUACCEPT_READ_TIMEOUT='soon'"));
+  ::unsetenv("GPUACCEPT_READ_TIMEOUT");
 }

@@ -32,3 +32,10 @@ TEST_CASE("smoke config: bad values name the key", "[smoke][config]") {
                     Catch::Contains("smoke.gemm_repeats"));
   CHECK_THROWS_AS(load_smoke_config(Config::parse("smoke:\n  sustained_seconds: -1\n", "c.yaml")), InputError);
 }
+
+TEST_CASE("smoke config: an unknown key is refused with file, line and the key it likely meant", "[smoke][config]") {
+  CHECK_THROWS_WITH(load_smoke_config(Config::parse("smoke:\n  gemm_repeats: 3\n  gemm_sizze: 4096\n", "c.yaml")),
+                    Catch::StartsWith("c.yaml:3: key 'smoke.gemm_sizze'") && Catch::Contains("did you mean 'gemm_sizes'"));
+  CHECK_THROWS_WITH(load_smoke_config(Config::parse("smoke:\n  warmup_ms: -5\n", "c.yaml")),
+                    Catch::Contains("smoke.warmup_ms") && Catch::Contains("must not be negative"));
+}
