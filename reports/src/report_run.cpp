@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "html/html_report.h"
 #include "model/report.h"
+#include "output/drain_files.h"
 #include "output/junit_xml.h"
 #include "output/summary_json.h"
 #include "run/loaded_run.h"
@@ -81,13 +82,24 @@ int run_report(const ReportOptions& o) {
   write_text(out / "report.html", render_html(report));
   write_text(out / "summary.json", summary_json_text(report));
   write_text(out / "junit.xml", junit_xml(report));
+  // The nodes to hand back to Slurm; drain.sh is the operator's to run (make ... drain).
+  fs::path run_path = o.run_dir.lexically_normal();
+  if (run_path.filename().empty()) run_path = run_path.parent_path();  // "results/12/"
+  const std::string run_id = run_path.filename().string();
+  write_text(out / "bad-nodes.txt", hostlist_file_text(report.node_actions.drain));
+  write_text(out / "watch-nodes.txt", hostlist_file_text(report.node_actions.watch));
+  write_text(out / "drain.sh", drain_script_text(run_id, report.run_dir, report.node_actions));
 
   log_info("{}: {} ({} checks: {} failed, {} errors; {} rule verdicts: {} failed, {} warnings)", o.run_dir.string(),
            verdict_word(report), report.check_counts.total(),
            report.check_counts.count(Level::Fail), report.check_counts.count(Level::Error), report.rule_counts.total(),
            report.rule_counts.count(Level::Fail), report.rule_counts.count(Level::Warn));
   log_info("thresholds: {} ({})", choice.file.string(), choice.reason);
-  log_info("wrote {}, summary.json, junit.xml", (out / "report.html").string());
+  log_info("wrote {}, summary.json, junit.xml, bad-nodes.txt, watch-nodes.txt, drain.sh", (out / "report.html").string());
+  if (!report.node_actions.drain.empty())
+    log_info("nodes to drain: {} (make -f Makefile.slurm drain RUN={})", hostlist_of(report.node_actions.drain),
+             o.run_dir.string());
+  if (!report.node_actions.watch.empty()) log_info("nodes to watch: {}", hostlist_of(report.node_actions.watch));
   return exit_code(report);
 }
 

@@ -119,6 +119,20 @@ std::vector<std::string> expand_hostlist(const std::string& nodelist) {
   return out;
 }
 
+std::string compress_hostlist(const std::vector<std::string>& names) {
+  if (names.empty()) return {};
+  Hostlist hl(slurm_hostlist_create(nullptr));
+  if (!hl) raise_slurm("slurm_hostlist_create");
+  for (const auto& n : names)
+    if (slurm_hostlist_push_host(hl.get(), n.c_str()) == 0) raise_slurm("slurm_hostlist_push_host");
+  slurm_hostlist_uniq(hl.get());  // sorts, then drops duplicates
+  char* text = slurm_hostlist_ranged_string_malloc(hl.get());
+  if (!text) raise_slurm("slurm_hostlist_ranged_string_malloc");
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
 std::string node_state_name(std::uint32_t state) {
   static const char* base[] = {"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"};
   const std::uint32_t b = state & NODE_STATE_BASE;

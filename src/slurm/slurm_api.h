@@ -44,6 +44,11 @@ std::vector<SlurmNode> slurm_nodes(const std::vector<std::string>& names);
 // "gpa-node[1-3],gpu7" -> {"gpa-node1","gpa-node2","gpa-node3","gpu7"} (slurm_hostlist_*).
 std::vector<std::string> expand_hostlist(const std::string& nodelist);
 
+// {"gpa-node3","gpa-node1","gpa-node2","gpu7"} -> "gpa-node[1-3],gpu7": sorted, duplicates
+// dropped, ranges compressed as `scontrol show hostlist` gives (slurm_hostlist_*; no RPC,
+// no slurm.conf needed). "" for no names.
+std::string compress_hostlist(const std::vector<std::string>& names);
+
 // "IDLE", "MIXED+DRAIN", "DOWN+NOT_RESPONDING": base state plus the flags that matter here.
 std::string node_state_name(std::uint32_t state);
 // Why a node in this state must not run acceptance jobs ("" when it may):

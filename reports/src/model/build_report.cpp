@@ -124,6 +124,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   std::vector<std::string> hosts;
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);
   rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
+  rep.node_actions = node_actions(rep);
   rep.inventory = std::move(inventory);
 
   if (baseline) {

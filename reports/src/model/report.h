@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/level.h"
+#include "model/node_actions.h"
 #include "model/node_grid.h"
 #include "results/record.h"
 #include "run/baseline_compare.h"
@@ -57,6 +58,7 @@ struct Report {
   std::vector<Record> checks;        // every record of the run (plus ERRORs about files)
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
+  NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
   InventoryTable inventory;
   std::optional<BaselineComparison> baseline;
   std::map<std::string, Level> rule_levels;  // worst rule outcome per record, by record_identity()

@@ -1,5 +1,6 @@
 #include "output/summary_json.h"
 
+#include "output/drain_files.h"
 #include "thresholds/record_label.h"
 
 namespace gpuaccept::report {
@@ -8,6 +9,14 @@ using nlohmann::json;
 namespace {
 
 json number_or_null(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+// {"hostlist": "gpu[01-02]", "nodes": [{"node", "problems", "first_problem"}]}.
+json node_action_json(const std::vector<NodeAction>& list) {
+  json nodes = json::array();
+  for (const auto& a : list)
+    nodes.push_back({{"node", a.node}, {"problems", a.problems}, {"first_problem", a.first_problem}});
+  return {{"hostlist", hostlist_of(list)}, {"nodes", nodes}};
+}
 
 json tally_json(const LevelTally& t) {
   json out = json::object();
@@ -68,6 +77,9 @@ json summary_json(const Report& r) {
   j["verdict"] = verdict_word(r);
   j["skipped_phases"] = r.skipped_phases;
   j["incomplete_reasons"] = r.incomplete_reasons;
+  j["nodes_to_drain"] = node_action_json(r.node_actions.drain);
+  j["nodes_to_watch"] = node_action_json(r.node_actions.watch);
+  j["unattributed_failures"] = r.node_actions.unattributed_failures;
   j["worst_level"] = to_string(r.verdict);
   j["counts"] = {{"checks", tally_json(r.check_counts)}, {"rules", tally_json(r.rule_counts)}};
   j["thresholds"] = {{"file", r.thresholds.file.string()}, {"model", r.thresholds.model},
