@@ -7,6 +7,7 @@ add_library(gpuaccept_report STATIC
   src/model/node_grid.cpp
   src/model/build_report.cpp
   src/model/node_actions.cpp
+  src/model/headline.cpp
   src/html/html_escape.cpp
   src/html/svg.cpp
   src/html/chart_axis.cpp
@@ -19,12 +20,15 @@ add_library(gpuaccept_report STATIC
   src/html/html_failures.cpp
   src/html/html_grid.cpp
   src/html/html_node_actions.cpp
+  src/html/history_html.cpp
   src/html/html_plots.cpp
   src/html/html_inventory.cpp
   src/html/html_phase_details.cpp
   src/output/summary_json.cpp
   src/output/junit_xml.cpp
   src/output/drain_files.cpp
+  src/output/metrics_text.cpp
+  src/output/history.cpp
   src/report_run.cpp
 )
 target_include_directories(gpuaccept_report PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src)

@@ -1,6 +1,8 @@
 #include "report_run.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 
 #include <unistd.h>
@@ -12,7 +14,10 @@
 #include "html/html_report.h"
 #include "model/report.h"
 #include "output/drain_files.h"
+#include "html/history_html.h"
+#include "output/history.h"
 #include "output/junit_xml.h"
+#include "output/metrics_text.h"
 #include "output/summary_json.h"
 #include "run/loaded_run.h"
 #include "run/node_inventory.h"
@@ -62,16 +67,51 @@ ThresholdChoice choose_thresholds(const ReportOptions& o, const InventoryTable& 
   return select_threshold_file(inventory.gpu_names(), dir);
 }
 
+// The run's directory without a trailing '/': its name is the run id, its parent the results root.
+fs::path run_path_of(const fs::path& run_dir) {
+  fs::path p = run_dir.lexically_normal();
+  return p.filename().empty() ? p.parent_path() : p;
+}
+
+std::string first_attribute(const LoadedRun& run, const std::string& name) {
+  for (const auto& s : run.sources)
+    if (auto it = s.attributes.find(name); it != s.attributes.end() && !it->second.empty()) return it->second;
+  return {};
+}
+
+std::vector<std::string> nodes_of(const LoadedRun& run) {
+  std::vector<std::string> nodes;
+  for (const auto& r : run.records)
+    if (!r.node.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) nodes.push_back(r.node);
+  return nodes;
+}
+
+// --baseline auto: the newest PASS run on the same nodes, from the results root's history.
+fs::path auto_baseline_dir(const fs::path& run_path, const LoadedRun& run) {
+  const fs::path file = run_path.parent_path() / "history.jsonl";
+  const History h = read_history(file);
+  for (const auto& p : h.problems) log_info("warning: {}", p);
+  const auto found = auto_baseline(h, nodes_of(run), run_path);
+  if (!found) {
+    log_info("--baseline auto: no earlier PASS run on the same nodes in {}; no comparison", file.string());
+    return {};
+  }
+  log_info("--baseline auto: {} (the newest PASS run on the same nodes in {})", found->string(), file.string());
+  return *found;
+}
+
 }  // namespace
 
 int run_report(const ReportOptions& o) {
+  const fs::path run_path = run_path_of(o.run_dir);
   const LoadedRun run = load_run(o.run_dir, o.expect_phases);
   InventoryTable inventory = inventory_table(run.documents("discover", "inventory"));
   const ThresholdChoice choice = choose_thresholds(o, inventory);
   const ThresholdSet thresholds = ThresholdSet::load(choice.file);
 
   std::optional<LoadedRun> baseline;
-  if (!o.baseline_dir.empty()) baseline = load_run(o.baseline_dir, {});
+  const fs::path baseline_dir = o.baseline_dir == "auto" ? auto_baseline_dir(run_path, run) : o.baseline_dir;
+  if (!baseline_dir.empty()) baseline = load_run(baseline_dir, {});
 
   const Report report = build_report(run, std::move(inventory), thresholds, choice, baseline ? &*baseline : nullptr);
 
@@ -83,12 +123,23 @@ int run_report(const ReportOptions& o) {
   write_text(out / "summary.json", summary_json_text(report));
   write_text(out / "junit.xml", junit_xml(report));
   // The nodes to hand back to Slurm; drain.sh is the operator's to run (make ... drain).
-  fs::path run_path = o.run_dir.lexically_normal();
-  if (run_path.filename().empty()) run_path = run_path.parent_path();  // "results/12/"
   const std::string run_id = run_path.filename().string();
   write_text(out / "bad-nodes.txt", hostlist_file_text(report.node_actions.drain));
   write_text(out / "watch-nodes.txt", hostlist_file_text(report.node_actions.watch));
   write_text(out / "drain.sh", drain_script_text(run_id, report.run_dir, report.node_actions));
+
+  if (!o.metrics_file.empty()) {
+    write_text(o.metrics_file, metrics_text(report, run_id, static_cast<double>(std::time(nullptr))));
+    log_info("wrote metrics {}", o.metrics_file.string());
+  }
+  if (o.record_history) {
+    const fs::path history = run_path.parent_path() / "history.jsonl";
+    try {  // the report itself is written: a history that cannot be kept is said, not fatal
+      append_history(history, history_row(report, run_id, first_attribute(run, "slurm_cluster")));
+    } catch (const std::exception& e) {
+      log_error("{} (the report is written; --no-history leaves the history alone)", e.what());
+    }
+  }
 
   log_info("{}: {} ({} checks: {} failed, {} errors; {} rule verdicts: {} failed, {} warnings)", o.run_dir.string(),
            verdict_word(report), report.check_counts.total(),
@@ -101,6 +152,16 @@ int run_report(const ReportOptions& o) {
              o.run_dir.string());
   if (!report.node_actions.watch.empty()) log_info("nodes to watch: {}", hostlist_of(report.node_actions.watch));
   return exit_code(report);
+}
+
+int run_history_report(const ReportOptions& o) {
+  const fs::path file = o.history_of / "history.jsonl";
+  if (!fs::exists(file)) throw InputError(fmt::format("history {}: does not exist (each report adds a row to it)", file.string()));
+  const History h = read_history(file);
+  for (const auto& p : h.problems) log_info("warning: {}", p);
+  write_text(o.history_of / "history.html", render_history_html(h, o.history_of.string()));
+  log_info("wrote {} ({} runs)", (o.history_of / "history.html").string(), h.rows.size());
+  return 0;
 }
 
 }  // namespace gpuaccept::report

@@ -15,7 +15,11 @@ struct ReportOptions {
   std::filesystem::path thresholds_file;  // --thresholds: overrides the choice by GPU model
   std::filesystem::path thresholds_dir;   // --thresholds-dir, else default_thresholds_dir()
   std::filesystem::path out_dir;          // --out, else run_dir
-  std::filesystem::path baseline_dir;     // --baseline: "what got worse" against this run
+  std::filesystem::path baseline_dir;     // --baseline: "what got worse" against this run; "auto": the
+                                          // newest PASS run on the same nodes in history.jsonl
+  std::filesystem::path metrics_file;     // --metrics: the Prometheus/OpenMetrics text (metrics_text.h)
+  bool record_history = true;             // add a row to <results>/history.jsonl (--no-history: don't)
+  std::filesystem::path history_of;       // --history RESULTS: render RESULTS/history.html instead
   std::vector<std::string> expect_phases;  // --expect-phases: a missing one is an ERROR
 };
 
@@ -28,5 +32,8 @@ std::filesystem::path default_thresholds_dir();
 // Writes report.html, summary.json and junit.xml; returns the exit code.
 // Throws InputError for unusable input.
 int run_report(const ReportOptions& options);
+
+// --history: <results>/history.jsonl to <results>/history.html; returns the exit code (0).
+int run_history_report(const ReportOptions& options);
 
 }  // namespace gpuaccept::report

@@ -125,6 +125,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);
   rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
   rep.node_actions = node_actions(rep);
+  rep.headlines = headline_figures(rep.checks);
   rep.inventory = std::move(inventory);
 
   if (baseline) {

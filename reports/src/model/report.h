@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/headline.h"
 #include "model/level.h"
 #include "model/node_actions.h"
 #include "model/node_grid.h"
@@ -59,6 +60,7 @@ struct Report {
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
   NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
+  std::vector<HeadlineFigure> headlines;  // the figures followed from run to run (history, metrics)
   InventoryTable inventory;
   std::optional<BaselineComparison> baseline;
   std::map<std::string, Level> rule_levels;  // worst rule outcome per record, by record_identity()
