@@ -19,7 +19,7 @@
 #include "ddp/gradient_check.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/run_summary.h"
-#include "ddp/token_source.h"
+#include "train/token_source.h"
 #include "ddp/trainer.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
@@ -60,7 +60,7 @@ class DdpPhase {
   std::vector<RankInfo> exchange_devices();
   void record_gpu_sharing(const std::vector<RankInfo>& ranks);
   void gradient_check();
-  void train(const TokenSource& data);
+  void train(const train::TokenSource& data);
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
   std::string who_did_not_arrive(const Fault& fault, RankRuntime& rt) const;
   const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
@@ -89,10 +89,10 @@ void DdpPhase::run() {
   else results_.check("gradient_check", Status::Skip, "ddp.gradient_check is false");
   results_.checkpoint();
 
-  std::unique_ptr<TokenSource> data;
+  std::unique_ptr<train::TokenSource> data;
   const GptConfig model = preset_by_name(config_.model);
-  data = config_.data_file.empty() ? markov_source(config_.data_vocab, config_.seed, config_.data_successors)
-                                   : file_source(config_.data_file, model.vocab, config_.seq_len);
+  data = config_.data_file.empty() ? train::markov_source(config_.data_vocab, config_.seed, config_.data_successors)
+                                   : train::file_source(config_.data_file, model.vocab, config_.seq_len);
   log_rank0("ddp: {} ({} parameters), {} x {} tokens per GPU per micro-step, {} micro-steps per step, data: {}",
             config_.model, parameter_count(model), config_.micro_batch, config_.seq_len, config_.grad_accum,
             data->describe());
@@ -162,7 +162,7 @@ void DdpPhase::gradient_check() {
   }
 }
 
-void DdpPhase::train(const TokenSource& data) {
+void DdpPhase::train(const train::TokenSource& data) {
   const GptConfig model_config = preset_by_name(config_.model);
   const int W = world_.size(), rank = world_.rank();
   const bool equivalence = W > 1 && config_.equivalence_steps > 0;

@@ -8,7 +8,7 @@
 #include "cuda/cuda_handles.h"
 #include "ddp/cpu_reference.h"
 #include "ddp/gpu/gpt_model.h"
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 #include "ddp/param_layout.h"
 
 namespace gpuaccept::ddp {
@@ -24,8 +24,8 @@ GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) 
   // Weights the GPU's bf16 copy holds exactly, so both sides compute with the same numbers.
   std::vector<double> params = init_params(cfg, seed);
   for (double& p : params) p = __bfloat162float(__float2bfloat16(static_cast<float>(p)));
-  const MarkovData data(cfg.vocab, seed);
-  const TokenBatch batch = data.sample(0, 0, out.B, out.T);
+  const train::MarkovData data(cfg.vocab, seed);
+  const train::TokenBatch batch = data.sample(0, 0, out.B, out.T);
 
   const ParamLayout cpu_layout(cfg);
   std::vector<double> cpu_grads(params.size());

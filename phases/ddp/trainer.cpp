@@ -24,7 +24,7 @@ bool decays(const ParamTensor& t) { return t.shape.size() - (t.per_layer ? 1 : 0
 
 }  // namespace
 
-Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data,
+Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::TokenSource& data,
                  RankRuntime& runtime, std::vector<float> init, int max_micro)
     : model_(model),
       config_(config),
@@ -117,7 +117,7 @@ int* Trainer::staged(int step_index) const {
 void Trainer::stage(const TrainSpec& spec, int step_index) {
   const std::size_t N = model_.tokens_per_micro_batch();
   for (std::size_t m = 0; m < spec.shards.size(); ++m) {
-    const TokenBatch b = data_.sample(spec.shards[m], static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
+    const train::TokenBatch b = data_.sample(spec.shards[m], static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
     int* dst = staged(step_index) + m * 2 * N;
     std::memcpy(dst, b.tokens.data(), N * sizeof(int));
     std::memcpy(dst + N, b.targets.data(), N * sizeof(int));

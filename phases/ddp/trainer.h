@@ -18,7 +18,7 @@
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/gpu/gradient_sync.h"
 #include "ddp/run_stats.h"
-#include "ddp/token_source.h"
+#include "train/token_source.h"
 #include "cuda/rank_runtime.h"
 
 namespace gpuaccept::ddp {
@@ -44,7 +44,7 @@ class Trainer {
  public:
   // `init`: the initial master weights (layout of model.layout()); every run starts there
   // with fresh AdamW state. max_micro: the most micro-batches any run will ask for.
-  Trainer(gpu::GptModel& model, const DdpConfig& config, const TokenSource& data, RankRuntime& runtime,
+  Trainer(gpu::GptModel& model, const DdpConfig& config, const train::TokenSource& data, RankRuntime& runtime,
           std::vector<float> init, int max_micro);
 
   TrainRun run(const TrainSpec& spec);
@@ -57,7 +57,7 @@ class Trainer {
  private:
   gpu::GptModel& model_;
   const DdpConfig& config_;
-  const TokenSource& data_;
+  const train::TokenSource& data_;
   RankRuntime& runtime_;
   std::vector<float> init_;
   int max_micro_;

@@ -1,4 +1,4 @@
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace gpuaccept::ddp {
+namespace gpuaccept::train {
 
 namespace {
 // mt19937_64 and seed_seq are specified exactly by the standard (the std distributions are
@@ -103,4 +103,4 @@ TokenBatch MarkovData::sample(int rank, std::uint64_t step, int B, int T) const 
   return batch;
 }
 
-}  // namespace gpuaccept::ddp
+}  // namespace gpuaccept::train

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace gpuaccept::ddp {
+namespace gpuaccept::train {
 
 struct TokenBatch {
   std::vector<int> tokens;   // (B, T) row-major
@@ -46,4 +46,4 @@ class MarkovData {
   double entropy_rate_ = 0;
 };
 
-}  // namespace gpuaccept::ddp
+}  // namespace gpuaccept::train

@@ -1,4 +1,4 @@
-#include "ddp/token_source.h"
+#include "train/token_source.h"
 
 #include <cmath>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 
-namespace gpuaccept::ddp {
+namespace gpuaccept::train {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::unique_ptr<TokenSource> file_source(const std::filesystem::path& path, int 
   return std::make_unique<FileSource>(path, std::move(tokens));
 }
 
-}  // namespace gpuaccept::ddp
+}  // namespace gpuaccept::train

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 
-namespace gpuaccept::ddp {
+namespace gpuaccept::train {
 
 class TokenSource {
  public:
@@ -30,4 +30,4 @@ std::unique_ptr<TokenSource> markov_source(int data_vocab, std::uint64_t seed, i
 // holds a token >= vocab, or is not longer than one sequence of seq_len tokens.
 std::unique_ptr<TokenSource> file_source(const std::filesystem::path& path, int vocab, int seq_len);
 
-}  // namespace gpuaccept::ddp
+}  // namespace gpuaccept::train

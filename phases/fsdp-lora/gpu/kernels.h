@@ -23,6 +23,10 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+namespace gpuaccept::fsdp {
+struct InitPiece;  // base_init.h
+}
+
 namespace gpuaccept::fsdp::gpu {
 
 using bf16 = __nv_bfloat16;
@@ -260,5 +264,11 @@ __host__ __device__ inline float row_major_gemm_value(const RowMajorGemm& g, int
   return acc;
 }
 void naive_gemm(const RowMajorGemm& g, cudaStream_t stream);
+
+// ---- Random frozen base (base_init.h) ------------------------------------------------------
+// buffer[piece.dest_offset + i] = bf16(base_init_value(seed, piece.tensor, piece.first + i,
+// piece.half_width)) for i < piece.numel: one rank's part of a tensor, the same bits the host's
+// host_layer_shard / host_vocab_shard compute.
+void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, cudaStream_t stream);
 
 }  // namespace gpuaccept::fsdp::gpu

@@ -371,6 +371,12 @@ float QwenLoraModel::mean_loss(cudaStream_t s) {
 
 float QwenLoraModel::forward_backward(std::span<const int> tokens, std::span<const int> targets, std::uint64_t step,
                                       std::uint64_t seed, cudaStream_t s, float loss_scale) {
+  enqueue_forward_backward(tokens, targets, step, seed, s, loss_scale);
+  return mean_loss(s);
+}
+
+void QwenLoraModel::enqueue_forward_backward(std::span<const int> tokens, std::span<const int> targets,
+                                             std::uint64_t step, std::uint64_t seed, cudaStream_t s, float loss_scale) {
   if (!final_norm_) throw std::logic_error("QwenLoraModel: the final norm was not set");
   const int L = config_.layers;
   const DropoutKey key{seed, step, 0, 0};  // layer and target filled in per adapter
@@ -396,7 +402,6 @@ float QwenLoraModel::forward_backward(std::span<const int> tokens, std::span<con
     layer_backward(l, w, key, residual(l), s);
     source_->release(WeightKind::layer, l, s);
   }
-  return mean_loss(s);
 }
 
 float QwenLoraModel::forward_only(std::span<const int> tokens, std::span<const int> targets, cudaStream_t s) {

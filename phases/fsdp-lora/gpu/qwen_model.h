@@ -124,6 +124,11 @@ class QwenLoraModel {
   // `stream` to read it.
   float forward_backward(std::span<const int> tokens, std::span<const int> targets, std::uint64_t step,
                          std::uint64_t seed, cudaStream_t stream, float loss_scale = 1.0f);
+  // The same without reading the loss: only enqueues on `stream` (never waits for it), so a
+  // trainer can bound its waits itself (RankRuntime); the per-position losses are in losses()
+  // once the stream gets there.
+  void enqueue_forward_backward(std::span<const int> tokens, std::span<const int> targets, std::uint64_t step,
+                                std::uint64_t seed, cudaStream_t stream, float loss_scale = 1.0f);
   // Evaluation: the mean loss without dropout and without backward; synchronizes `stream`.
   float forward_only(std::span<const int> tokens, std::span<const int> targets, cudaStream_t stream);
   // The per-position losses of the last pass, (B*T) fp32 on the device.

@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "ddp/cpu_reference.h"
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 #include "ddp/param_layout.h"
 
 using namespace gpuaccept::ddp;
+using namespace gpuaccept::train;
 
 TEST_CASE("at initialisation the loss is close to ln(vocab)", "[ddp][init]") {
   // At init lnf has weight 1 and bias 0, so |lnf(x)| <= sqrt(C) and every logit is at most

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <vector>
 
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 
-using namespace gpuaccept::ddp;
+using namespace gpuaccept::train;
 
 TEST_CASE("Markov batches are deterministic per (seed, rank, step) and differ otherwise", "[ddp][markov]") {
   const MarkovData data(11, 9), same_seed(11, 9), other_seed(11, 10);

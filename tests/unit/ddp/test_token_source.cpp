@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "common/error.h"
-#include "ddp/token_source.h"
+#include "train/token_source.h"
 
 using namespace gpuaccept;
-using namespace gpuaccept::ddp;
+using namespace gpuaccept::train;
 
 namespace {
 

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "ddp/cpu_reference.h"
-#include "ddp/markov_data.h"
+#include "train/markov_data.h"
 
 using namespace gpuaccept::ddp;
+using namespace gpuaccept::train;
 
 namespace {
 // Adam (Kingma & Ba), no weight decay: m and v are running means of g and g^2, bias-corrected.

@@ -57,7 +57,7 @@ TEST_CASE("defaults: Qwen2-7B, LoRA r64 on q/k/v/o, recompute, no offload", "[fs
   CHECK(d.loss_tolerance == 0.02);
   CHECK(d.equivalence_steps == 2);
   CHECK(d.equivalence_tolerance == 0.02);
-  CHECK(d.learn_fraction == 0.5);
+  CHECK(d.learn_fraction == 0.25);
   CHECK(d.scaling_steps == 6);
   CHECK(d.step_timeout_s == 600);
   CHECK(d.peak_tflops == 0);

@@ -1,0 +1,383 @@
+#include "fsdp-lora/fsdp_lora_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "cuda/cuda_check.h"
+#include "cuda/rank_device.h"
+#include "cuda/rank_info.h"
+#include "cuda/rank_runtime.h"
+#include "ddp/arrival_progress.h"
+#include "fsdp-lora/fsdp_gradient_check.h"
+#include "fsdp-lora/fsdp_summary.h"
+#include "fsdp-lora/fsdp_trainer.h"
+#include "fsdp-lora/gpu/fsdp_weights.h"
+#include "fsdp-lora/gpu/qwen_model.h"
+#include "fsdp-lora/memory_plan.h"
+#include "fsdp-lora/shard_plan.h"
+#include "train/token_source.h"
+
+namespace gpuaccept::fsdp {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::vector<int> all_ranks(int size) {
+  std::vector<int> r(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) r[static_cast<std::size_t>(i)] = i;
+  return r;
+}
+
+// What the phase does not do yet, as a refusal before any GPU work (InputError: the operator's
+// configuration asks for it).
+void refuse_unimplemented(const FsdpConfig& c) {
+  if (c.offload_cpu())
+    throw InputError("fsdp_lora.offload: cpu (base shards in pinned host memory) is not implemented yet; use none");
+  if (!c.recompute)
+    throw InputError("fsdp_lora.recompute: false is not implemented yet (the model always recomputes each layer in "
+                     "backward); use true");
+  if (c.grad_reduce != "all_reduce")
+    throw InputError("fsdp_lora.grad_reduce: reduce_scatter is not implemented yet; use all_reduce");
+  if (!c.checkpoint_dir.empty())
+    throw InputError("fsdp_lora.checkpoint_dir: loading a real checkpoint is not implemented yet (random base only)");
+}
+
+class FsdpLoraPhase {
+ public:
+  FsdpLoraPhase(PhaseContext& ctx, const FsdpConfig& config)
+      : ctx_(ctx), world_(ctx.world), config_(config), results_(ctx.results) {}
+  void run();
+
+ private:
+  void run_checks();
+  PhaseContext& ctx_;
+  World& world_;
+  const FsdpConfig& config_;
+  ResultWriter& results_;
+  RankDevice device_;
+  std::string stage_ = "setup";
+  const FsdpTrainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
+
+  void skip_all(const std::string& why);
+  void summarize();
+  std::vector<RankInfo> exchange_devices();
+  bool check_memory_plan(const MemoryPlan& plan);
+  void gradient_check(RankRuntime& rt);
+  void train(const MemoryPlan& plan);
+  void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
+  std::string who_did_not_arrive(const Fault& fault, RankRuntime& rt) const;
+};
+
+void FsdpLoraPhase::skip_all(const std::string& why) {
+  for (const char* test : {"memory_plan", "gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
+    results_.check(test, Status::Skip, why);
+}
+
+// Rank 0 prints its records, one a line; every rank names its own failures, so a failing
+// rank is visible in slurm-*.out without opening the results file.
+void FsdpLoraPhase::summarize() {
+  int counts[4] = {};
+  std::string lines;
+  for (const auto& r : results_.records()) {
+    ++counts[static_cast<int>(r.status)];
+    if (is_failure(r.status) && world_.rank() != 0)
+      log_info("{} {} {}: {}", to_string(r.status), r.test, encode_params(r.params), r.message);
+    std::string message = r.message.size() > 160 ? r.message.substr(0, 157) + "..." : r.message;
+    lines += fmt::format("\n  {:<5} {:<15} {:<21} {:>12} {:<9} {} {}", to_string(r.status), r.test, r.metric,
+                         r.has_value() ? fmt::format("{:.6g}", r.value) : std::string("-"), r.unit,
+                         encode_params(r.params), message);
+  }
+  log_rank0("records of rank 0:{}", lines);
+  log_info("{} PASS, {} FAIL, {} SKIP, {} ERROR on this rank", counts[0], counts[2], counts[1], counts[3]);
+}
+
+void FsdpLoraPhase::run() {
+  run_checks();
+  summarize();
+}
+
+void FsdpLoraPhase::run_checks() {
+  refuse_unimplemented(config_);
+  device_ = choose_rank_device(world_);
+  // Every rank takes part, with a GPU or not, so that all decide the same.
+  const std::vector<RankInfo> ranks = exchange_devices();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].error.empty()) continue;
+    const std::string why =
+        ranks.size() == 1 ? ranks[r].error : fmt::format("rank {} on {}: {}", r, ranks[r].host, ranks[r].error);
+    log_rank0("fsdp-lora: SKIP: {}", why);
+    skip_all(why);
+    return;
+  }
+  const GpuSharing sharing = find_gpu_sharing(ranks);
+  if (!sharing.refused.empty()) log_rank0("fsdp-lora: {}", sharing.refused);
+  else if (!sharing.joined.empty() && world_.rank() == 0) results_.check("gpu_sharing", Status::Fail, sharing.joined);
+
+  // 1. Memory, before allocating anything.
+  stage_ = "memory plan";
+  const QwenConfig model = config_.model_config();
+  const ShardPlan shards = make_shard_plan(model, world_.size());
+  const MemoryPlan plan = plan_memory(model, config_.lora, shards, config_.micro_batch, config_.seq_len,
+                                      config_.recompute, config_.offload_cpu(), config_.prefetch_layers);
+  if (!check_memory_plan(plan)) {
+    for (const char* test : {"gradient_check", "training", "learning", "replicas"})
+      results_.check(test, Status::Skip, "not run: the memory plan does not fit (memory_plan)");
+    return;
+  }
+  results_.checkpoint();
+  train(plan);
+}
+
+std::vector<RankInfo> FsdpLoraPhase::exchange_devices() {
+  RankInfo me;
+  me.host = world_.hostname();
+  if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
+  me.error = device_.index < 0 ? device_.reason : "";
+  me.device = device_.index;
+  me.name = device_.name;
+  me.uuid = device_.uuid;
+  me.pci_bus_id = device_.pci_bus_id;
+  std::vector<RankInfo> all;
+  for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
+    all.push_back(nlohmann::json::parse(text).get<RankInfo>());
+  return all;
+}
+
+// Each rank measures its own GPU's free memory; every rank learns every verdict, so all stop
+// or all go on together.
+bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
+  std::size_t free = 0, total = 0;
+  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const auto headroom = static_cast<std::uint64_t>(config_.memory_headroom_gib * kGiB);
+  std::string refusal;
+  try {
+    plan.check_fits(free, headroom);
+  } catch (const InputError& e) {
+    refusal = e.what();
+  }
+  const auto verdicts = world_.allgather_string(refusal);
+  std::vector<std::string> refused;
+  for (std::size_t r = 0; r < verdicts.size(); ++r)
+    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {}: {}", r, verdicts[r]));
+  const Params p{{"gpus", std::to_string(plan.world_size)}, {"model", config_.model},
+                 {"layers", std::to_string(plan.layers)}, {"micro_batch", std::to_string(plan.micro_batch)},
+                 {"seq_len", std::to_string(plan.seq_len)}};
+  Record& r = results_.measure("memory_plan", "planned_gib", static_cast<double>(plan.total()) / kGiB, "GiB", p);
+  r.status = refusal.empty() ? Status::Pass : Status::Fail;
+  r.message = refusal.empty()
+                  ? fmt::format("fits: {:.2f} GiB planned + {} GiB headroom of {:.2f} GiB free. {}",
+                                static_cast<double>(plan.total()) / kGiB, config_.memory_headroom_gib,
+                                static_cast<double>(free) / kGiB, plan.describe())
+                  : refusal;
+  if (!refused.empty()) log_rank0("fsdp-lora: memory plan FAIL: {}", fmt::join(refused, " | "));
+  else log_rank0("fsdp-lora: memory plan per GPU: {}", plan.describe());
+  return refused.empty();
+}
+
+void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
+  stage_ = "gradient check";
+  const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt.world_comm().get());
+  const LoraTensorError& worst = g.worst();
+  const double loss_err = std::abs(g.loss_gpu - g.loss_cpu);
+  const bool ok = loss_err <= config_.loss_tolerance && worst.rel_l2 <= config_.grad_tolerance;
+  std::string detail;
+  for (const auto& t : g.tensors) detail += fmt::format("{}{} {:.2e}", detail.empty() ? "" : ", ", t.name, t.rel_l2);
+  const Params shape{{"model", fmt::format("tiny V{} C{} L{} NH{} NKV{} HD{} I{}", g.config.vocab, g.config.hidden,
+                                           g.config.layers, g.config.heads, g.config.kv_heads, g.config.head_dim,
+                                           g.config.intermediate)},
+                     {"lora", fmt::format("rank {} alpha {} dropout {} on all seven", g.lora.rank, g.lora.alpha,
+                                          g.lora.dropout)},
+                     {"batch", fmt::format("{}x{}", g.B, g.T)},
+                     {"shards", std::to_string(g.ranks)}};
+  const std::string message = fmt::format(
+      "base sharded over {} rank(s) and all-gathered; loss GPU {:.6f} vs CPU float64 {:.6f} (|diff| {:.2e}, tolerance "
+      "{}); worst LoRA gradient {} relative L2 error {:.2e} (tolerance {}); per tensor: {}",
+      g.ranks, g.loss_gpu, g.loss_cpu, loss_err, config_.loss_tolerance, worst.name, worst.rel_l2,
+      config_.grad_tolerance, detail);
+  results_.measure("gradient_check", "loss_abs_err", loss_err, "nats", shape).status =
+      std::isfinite(loss_err) && loss_err <= config_.loss_tolerance ? Status::Pass : Status::Fail;
+  Record& r = results_.measure("gradient_check", "max_rel_err", worst.rel_l2, "", shape);
+  r.status = ok ? Status::Pass : Status::Fail;
+  r.message = message;
+  log_rank0("fsdp-lora: gradient check {}: {}", ok ? "PASS" : "FAIL", message);
+}
+
+void FsdpLoraPhase::train(const MemoryPlan& plan) {
+  const QwenConfig model_config = config_.model_config();
+  const int W = world_.size(), rank = world_.rank();
+  // Owned out here so that after a fault they outlive the try block, and are never freed (a
+  // kernel that ignored the abort would make cudaFree wait forever; the process ends soon after).
+  std::unique_ptr<RankRuntime> rt;
+  std::unique_ptr<gpu::FsdpWeights> weights;
+  std::unique_ptr<gpu::QwenLoraModel> model;
+  std::unique_ptr<FsdpTrainer> trainer;
+  const auto abandon = [&] {
+    (void)trainer.release();
+    (void)model.release();
+    (void)weights.release();
+    (void)rt.release();
+  };
+  try {
+    stage_ = "initialisation";
+    const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
+    RankRuntime::Setup setup;
+    setup.device = device_.index;
+    setup.arrivals_dir = results_.run_dir() / "fsdp-lora.arrivals";
+    setup.create_abort_file = rank == 0;
+    setup.last_resort = [this](const std::string& why) {
+      results_.check("training", Status::Fail,
+                     fmt::format("rank {} ({}) during {}: {}; the process ends here", world_.rank(), world_.hostname(),
+                                 stage_, why));
+      try {
+        results_.checkpoint();
+        setenv("GPUACCEPT_PMIX_TIMEOUT", "30", 1);
+        results_.finish();
+      } catch (const std::exception& e) {
+        log_error("writing results after the last resort failed: {}", e.what());
+      }
+      std::_Exit(1);
+    };
+    rt = std::make_unique<RankRuntime>(world_, deadlines, std::move(setup));
+    ncclComm_t comm = W > 1 ? rt->world_comm().get() : nullptr;
+
+    // 2. Gradient check through the FSDP path.
+    {
+      auto guard = rt->guard({"fsdp-lora gradient check", all_ranks(W), -1}, config_.step_timeout_s);
+      if (config_.gradient_check) gradient_check(*rt);
+      else results_.check("gradient_check", Status::Skip, "fsdp_lora.gradient_check is false");
+    }
+    results_.checkpoint();
+
+    // 3. Training on every GPU.
+    stage_ = "initialisation of the training run";
+    std::unique_ptr<train::TokenSource> data =
+        config_.data_file.empty()
+            ? train::markov_source(config_.data_vocab, config_.seed, config_.data_successors)
+            : train::file_source(config_.data_file, model_config.vocab, config_.seq_len);
+    const ShardPlan shards = make_shard_plan(model_config, W);
+    CudaStream init_stream;
+    weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers);
+    weights->init_random(config_.seed, init_stream);
+    model = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
+                                                 gpu::ModelOptions{.logits_chunk = static_cast<int>(kLogitsChunkTokens)});
+    model->set_weight_source(weights.get());
+    model->set_final_norm(weights->final_norm());
+    init_stream.synchronize();
+    log_rank0("fsdp-lora: {} ({} layers, {} base parameters, {} LoRA parameters rank {} on {}), {} x {} tokens per GPU "
+              "per micro-step, {} micro-steps per step, {} GPU(s); base shard {:.2f} GiB per GPU, gather buffers {:.2f} "
+              "GiB, model buffers {:.2f} GiB; attention: {}; data: {}",
+              config_.model, model_config.layers, base_parameter_count(model_config),
+              lora_parameter_count(model_config, config_.lora), config_.lora.rank, config_.lora_targets,
+              config_.micro_batch, config_.seq_len, config_.grad_accum, W,
+              static_cast<double>(shards.rank_base_bytes()) / kGiB,
+              static_cast<double>(weights->device_bytes() - shards.rank_base_bytes()) / kGiB,
+              static_cast<double>(model->device_bytes()) / kGiB, model->attention_name(), data->describe());
+    // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed).
+    const std::vector<float> lora_init =
+        model->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
+    trainer = std::make_unique<FsdpTrainer>(*model, *weights, config_, *data, *rt, lora_init);
+    trainer_ = trainer.get();
+    FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
+
+    stage_ = "training on all GPUs";
+    FsdpTrainSpec all;
+    all.label = "all";
+    all.comm = comm;
+    all.comm_ranks = all_ranks(W);
+    all.rank_in_comm = rank;
+    all.steps = config_.steps;
+    all.log_progress = true;
+    all.fault = &config_.debug_fault;
+    const FsdpRun main_run = trainer->run(all);
+    summary.record_training(main_run);
+    results_.checkpoint();
+
+    // 4. Replicas: identical LoRA weights everywhere, bit for bit.
+    stage_ = "replica comparison";
+    summary.record_replicas(trainer->lora_master());
+    summary.record_memory(plan, main_run, static_cast<double>(model->device_bytes()),
+                          static_cast<double>(weights->device_bytes()));
+    results_.check("equivalence", Status::Skip, "not implemented yet in fsdp-lora (1 GPU x N shards vs N GPUs)");
+    results_.check("scaling", Status::Skip, "not implemented yet in fsdp-lora (per-GPU throughput at 1 GPU vs N)");
+
+    trainer_ = nullptr;
+    trainer.reset();
+    model.reset();
+    weights.reset();
+    rt->shutdown();
+    const auto arrivals = rt->board().dir();
+    rt.reset();
+    world_.barrier();
+    if (rank == 0) ArrivalBoard(arrivals, 0, "").remove();
+  } catch (const Fault& f) {
+    handle_fault(f.what(), &f, rt.get());
+    abandon();
+  } catch (const std::exception& e) {
+    // A failed CUDA/cuBLAS/NCCL call or a kernel launch: the same way out, so the other ranks
+    // are told instead of waiting for their deadline in a collective.
+    handle_fault(e.what(), nullptr, rt.get());
+    abandon();
+  }
+}
+
+// As ddp's (phases/ddp/ddp_run.cpp): tell the others, record what this rank completed.
+void FsdpLoraPhase::handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt) {
+  log_error("fsdp-lora stops during {}: {}", stage_, what);
+  std::string who;
+  if (rt) {
+    rt->acknowledge_fault();
+    if (fault) who = who_did_not_arrive(*fault, *rt);
+    if (!who.empty()) log_error("{}", who);
+    auto g = rt->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
+    rt->abort_all();
+    rt->board().raise_abort(fmt::format("rank {} ({}): {}", world_.rank(), world_.hostname(), what));
+  }
+  std::string completed = "no training run had started";
+  if (trainer_) {
+    const FsdpRun& run = trainer_->progress();
+    completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
+    for (const FsdpStepRecord& s : run.steps)
+      results_.measure("loss_curve", "loss", s.time.loss, "nats",
+                       {{"step", std::to_string(s.time.step)}, {"run", run.label}, {"scope", "this rank"}});
+  }
+  results_.check("training", Status::Fail,
+                 fmt::format("stopped during {} ({}): {}{}", stage_, completed, what, who.empty() ? "" : "; " + who));
+  try {
+    results_.checkpoint();
+  } catch (const std::exception& e) {
+    log_error("results checkpoint failed: {}", e.what());
+  }
+  setenv("GPUACCEPT_PMIX_TIMEOUT", "60", 1);
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(240));
+    log_error("still running 240 s after a fault: ending the process");
+    std::_Exit(1);
+  }).detach();
+  if (rt) rt->abandon();
+}
+
+std::string FsdpLoraPhase::who_did_not_arrive(const Fault& fault, RankRuntime& rt) const {
+  const WaitContext& wait = fault.context();
+  if (wait.target < 0 || wait.members.empty()) return {};
+  const double dead_after_s = 2 * rt.options().heartbeat_s + 1;
+  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, unix_now(), dead_after_s);
+  std::erase_if(laggards, [&](const Laggard& l) { return l.rank == world_.rank(); });
+  return describe_fault_laggards(laggards, fault.waited_s(), dead_after_s, ddp::describe_arrival_progress);
+}
+
+}  // namespace
+
+void run_fsdp_lora_phase(PhaseContext& ctx, const FsdpConfig& config) { FsdpLoraPhase(ctx, config).run(); }
+
+}  // namespace gpuaccept::fsdp

@@ -1,0 +1,31 @@
+#include "fsdp-lora/fsdp_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuaccept::fsdp {
+
+double learning_bound(double first_loss, double floor, double fraction) {
+  if (!(first_loss > floor)) return first_loss;
+  return first_loss - fraction * (first_loss - floor);
+}
+
+double median_after(const std::vector<double>& values, int skip) {
+  if (values.empty()) return NAN;
+  const std::size_t from = std::min(values.size() - 1, static_cast<std::size_t>(std::max(skip, 0)));
+  std::vector<double> v(values.begin() + static_cast<std::ptrdiff_t>(from), values.end());
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double hidden_percent(double gather_ms, double exposed_ms) {
+  if (!(gather_ms > 0)) return 100.0;
+  return std::clamp(100.0 * (1.0 - exposed_ms / gather_ms), 0.0, 100.0);
+}
+
+double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, double tokens_per_step) {
+  return static_cast<double>(training_flops_per_token(c, lora, seq_len, recompute)) * tokens_per_step;
+}
+
+}  // namespace gpuaccept::fsdp

@@ -1,0 +1,30 @@
+// The arithmetic behind the fsdp-lora phase's records, free of CUDA so the unit tests
+// (tests/unit/fsdp_lora) check it: the learning bound, medians of per-step figures, the share
+// of the all-gather time hidden behind compute, and the FLOP count MFU divides by.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fsdp-lora/qwen_config.h"
+
+namespace gpuaccept::fsdp {
+
+// The learning check's bound (fsdp_lora.learn_fraction): the final loss must cover `fraction`
+// of the gap from the first step's loss down to the data's entropy floor:
+//   first - fraction * (first - floor).
+// A first loss already at or below the floor leaves the bound at the first loss.
+double learning_bound(double first_loss, double floor, double fraction);
+
+// The median of values[skip..], or of the last value when skip covers them all; NaN when empty.
+double median_after(const std::vector<double>& values, int skip);
+
+// Percent of the gathers' time that the compute stream did not wait for: 100 (1 - exposed /
+// gather), clamped to [0, 100]; 100 when nothing was gathered (one rank).
+double hidden_percent(double gather_ms, double exposed_ms);
+
+// Hardware FLOPs of one optimizer step per GPU (qwen_config.h's training_flops_per_token times
+// the tokens it trains): what "hardware TFLOP/s" and MFU count.
+double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, double tokens_per_step);
+
+}  // namespace gpuaccept::fsdp

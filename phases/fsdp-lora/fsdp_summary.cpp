@@ -1,0 +1,217 @@
+#include "fsdp-lora/fsdp_summary.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/progress.h"
+#include "cuda/cuda_check.h"
+#include "ddp/run_stats.h"
+#include "fsdp-lora/fsdp_stats.h"
+
+namespace gpuaccept::fsdp {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Every rank's vector of doubles (same length on every rank).
+std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<double>& mine) {
+  std::vector<std::vector<double>> out;
+  for (const Bytes& b : world.allgather(std::as_bytes(std::span(mine)))) {
+    std::vector<double> v(b.size() / sizeof(double));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+FsdpSummary::FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, std::string gpu_name,
+                         std::optional<double> loss_floor)
+    : ctx_(ctx), config_(config), gpu_name_(std::move(gpu_name)), loss_floor_(loss_floor) {}
+
+double FsdpSummary::tokens_per_step() const {
+  return static_cast<double>(config_.micro_batch) * config_.seq_len * config_.grad_accum;
+}
+
+void FsdpSummary::record_training(const FsdpRun& run) {
+  World& world = ctx_.world;
+  ResultWriter& out = ctx_.results;
+  // Every rank's per-step losses (NaN-padded to the planned length: a run that stopped early).
+  std::vector<double> mine(static_cast<std::size_t>(config_.steps), NAN);
+  for (const auto& s : run.steps) mine[static_cast<std::size_t>(s.time.step - 1)] = s.time.loss;
+  const auto all = gather_doubles(world, mine);
+  std::vector<double> losses(mine.size(), 0.0);
+  for (const auto& v : all)
+    for (std::size_t i = 0; i < v.size() && i < losses.size(); ++i) losses[i] += v[i] / static_cast<double>(all.size());
+  const auto nonfinite = gather_doubles(world, {static_cast<double>(run.first_nonfinite_step)});
+  record_throughput(run);
+  if (world.rank() != 0) return;
+
+  for (std::size_t i = 0; i < losses.size(); ++i)
+    if (std::isfinite(losses[i])) out.measure("loss_curve", "loss", losses[i], "nats", {{"step", std::to_string(i + 1)}});
+
+  std::size_t bad = losses.size();
+  for (std::size_t i = 0; i < losses.size(); ++i)
+    if (!std::isfinite(losses[i])) {
+      bad = i;
+      break;
+    }
+  std::vector<int> ranks_bad;
+  for (std::size_t r = 0; r < nonfinite.size(); ++r) {
+    const auto step = static_cast<std::size_t>(nonfinite[r][0]);
+    if (step == 0) continue;
+    ranks_bad.push_back(static_cast<int>(r));
+    bad = std::min(bad, step - 1);
+  }
+  out.check("finite", bad == losses.size() ? Status::Pass : Status::Fail,
+            bad == losses.size()
+                ? fmt::format("loss and gradient norm finite on every rank at all {} steps", losses.size())
+                : fmt::format("NaN or Inf in the loss or gradient norm from step {} (ranks {})", bad + 1,
+                              ranks_bad.empty() ? std::string("?") : fmt::format("{}", fmt::join(ranks_bad, ", "))));
+
+  // Learning: the mean of the last steps (a quarter of the run, 1 to 5) against the bound the
+  // first step's loss and the data's entropy floor set.
+  const std::size_t last = std::min<std::size_t>({5, std::max<std::size_t>(1, bad / 4), bad});
+  const double final_loss =
+      last == 0 ? NAN : std::accumulate(losses.begin() + static_cast<std::ptrdiff_t>(bad - last),
+                                        losses.begin() + static_cast<std::ptrdiff_t>(bad), 0.0) / static_cast<double>(last);
+  const double first = losses.empty() ? NAN : losses[0];
+  const double floor = loss_floor_.value_or(0.0);
+  const double bound = learning_bound(first, floor, config_.learn_fraction);
+  Record& r = out.measure("learning", "final_loss", final_loss, "nats",
+                          {{"steps", std::to_string(bad)}, {"threshold", fmt::format("{:.4f}", bound)}});
+  r.status = std::isfinite(final_loss) && bad >= 2 && final_loss <= bound ? Status::Pass : Status::Fail;
+  r.message = fmt::format(
+      "loss {:.4f} at step 1, {:.4f} over the last {} of {} steps; must be <= {:.4f}: {} of the way from step 1's loss "
+      "down to the {} {:.4f}",
+      first, final_loss, last, bad, bound, config_.learn_fraction,
+      loss_floor_ ? "data's entropy floor" : "floor (unknown for a token file: taken as 0)", floor);
+  log_rank0("fsdp-lora: learning {}: {}", to_string(r.status), r.message);
+}
+
+void FsdpSummary::record_throughput(const FsdpRun& run) {
+  World& world = ctx_.world;
+  ResultWriter& out = ctx_.results;
+  std::vector<ddp::StepRecord> times;
+  std::vector<double> gather_ms, exposed_ms, gather_bytes;
+  for (const auto& s : run.steps) {
+    times.push_back(s.time);
+    gather_ms.push_back(s.gather_ms);
+    exposed_ms.push_back(s.gather_exposed_ms);
+    gather_bytes.push_back(s.gather_bytes);
+  }
+  if (times.empty()) return;  // (every rank alike: the run stopped before its first step)
+  const ddp::StepRecord m = ddp::median_step(times, config_.timing_skip);
+  const double rate = tokens_per_step() / (m.step_ms / 1e3);
+  const Params scale{{"scale", run.label}, {"gpus", std::to_string(run.comm_size)}};
+  out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
+  const double g_ms = median_after(gather_ms, config_.timing_skip);
+  const double g_exposed = median_after(exposed_ms, config_.timing_skip);
+  const double g_bytes = median_after(gather_bytes, config_.timing_skip);
+  // Per rank: the gathers are this GPU's communication (a slow link shows on its ranks).
+  out.measure("gather", "gather_ms", g_ms, "ms", scale).message =
+      fmt::format("all-gathers of the frozen base per step on the communication stream (median over steps {}..)",
+                  config_.timing_skip + 1);
+  out.measure("gather", "exposed_ms", g_exposed, "ms", scale).message =
+      "per step, time the compute stream waited for a gather (not hidden behind compute)";
+  out.measure("gather", "hidden_pct", hidden_percent(g_ms, g_exposed), "%", scale);
+  if (g_ms > 0)
+    out.measure("gather", "algbw_gbps", g_bytes / (g_ms / 1e3) / 1e9, "GB/s", scale).message =
+        fmt::format("{} gathered per step / gather time (algorithm bandwidth; bus bandwidth x N/(N-1))",
+                    format_bytes(g_bytes));
+
+  const auto rates = gather_doubles(world, {rate});
+  if (world.rank() != 0) return;
+  double sum = 0;
+  for (const auto& v : rates) sum += v[0];
+  const double per_gpu = sum / static_cast<double>(rates.size());
+  out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
+  out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
+  for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
+                               {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
+                               {"step_ms", m.step_ms}, {"wall_ms", m.wall_ms}})
+    out.measure("step_time", metric, value, "ms", scale);
+
+  // FLOPs: qwen_config.h's training_flops_per_token (the frozen base's matmuls forward, input
+  // gradient and recomputed forward: 6 x matmul weights, or 4 without recompute; attention's
+  // scores and values 4 L NH HD T per token forward, x4 with backward and recompute; LoRA 8 x its
+  // parameters, 6 without recompute). The anchor's count ((6|4) x all base parameters + 12 L C T)
+  // is in the params too, to compare with torch_fsdp_lora_qwen2_7b.py.
+  const QwenConfig model = config_.model_config();
+  const double flops = static_cast<double>(training_flops_per_token(model, config_.lora, config_.seq_len, config_.recompute));
+  const double anchor = static_cast<double>(anchor_flops_per_token(model, config_.seq_len, config_.recompute));
+  Params p = scale;
+  p["flops_per_token"] = fmt::format("{:.6g}", flops);
+  p["anchor_flops_per_token"] = fmt::format("{:.6g}", anchor);
+  p["flop_formula"] = fmt::format("({} x base matmul weights + {} x 4 L NH HD T + {} x LoRA parameters) per token",
+                                  config_.recompute ? 6 : 4, config_.recompute ? 4 : 3, config_.recompute ? 8 : 6);
+  const double tflops = per_gpu * flops / 1e12;
+  out.measure("mfu", "tflops_per_gpu", tflops, "TFLOP/s", p).message =
+      fmt::format("hardware TFLOP/s per GPU: {:.4g} FLOPs per token x {:.0f} tokens/s per GPU (anchor's count: {:.4g} "
+                  "TFLOP/s)",
+                  flops, per_gpu, per_gpu * anchor / 1e12);
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : ddp::bf16_peak_tflops(gpu_name_);
+  if (peak > 0) {
+    p["peak_tflops"] = fmt::format("{}", peak);
+    out.measure("mfu", "mfu", 100.0 * tflops / peak, "%", p).message =
+        fmt::format("{:.4g} TFLOP/s per GPU / {} TFLOP/s dense bf16 peak ({})", tflops, peak,
+                    config_.peak_tflops > 0 ? "fsdp_lora.peak_tflops" : gpu_name_);
+  } else {
+    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set fsdp_lora.peak_tflops", gpu_name_), p);
+  }
+  log_rank0("fsdp-lora: {}: {:.0f} tokens/s per GPU, {:.0f} in total, {:.1f} TFLOP/s per GPU; step {:.1f} ms = forward "
+            "{:.1f} + backward {:.1f} + exposed all-reduce {:.1f} + optimizer {:.1f}; all-gathers {:.1f} ms a step, "
+            "{:.1f} ms of it exposed; {:.1f} ms a step on the host's clock",
+            run.label, per_gpu, sum, tflops, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms,
+            g_ms, g_exposed, m.wall_ms);
+}
+
+void FsdpSummary::record_replicas(const std::vector<float>& lora) {
+  World& world = ctx_.world;
+  const double h = std::bit_cast<double>(ddp::weights_hash(lora));
+  const auto hashes = gather_doubles(world, {h});
+  if (world.rank() != 0) return;
+  std::vector<int> differ;
+  for (std::size_t r = 0; r < hashes.size(); ++r)
+    if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
+      differ.push_back(static_cast<int>(r));
+  const Record& r = ctx_.results.check(
+      "replicas", differ.empty() ? Status::Pass : Status::Fail,
+      differ.empty() ? fmt::format("all {} ranks hold bitwise identical LoRA weights (hash {:016x} of {} fp32 values)",
+                                   hashes.size(), std::bit_cast<std::uint64_t>(h), lora.size())
+                     : fmt::format("ranks {} hold LoRA weights that differ from rank 0's", fmt::join(differ, ", ")));
+  log_rank0("fsdp-lora: replicas {}: {}", to_string(r.status), r.message);
+}
+
+void FsdpSummary::record_memory(const MemoryPlan& plan, const FsdpRun& run, double model_bytes, double weights_bytes) {
+  std::size_t free = 0, total = 0;
+  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  ResultWriter& out = ctx_.results;
+  const Params p{{"gpus", std::to_string(plan.world_size)}, {"recompute", plan.recompute ? "true" : "false"}};
+  out.measure("memory", "planned_gib", static_cast<double>(plan.total()) / kGiB, "GiB", p).message =
+      "memory_plan.h's figure for this rank (shards, gather buffers, LoRA and AdamW state, activations, workspaces, "
+      "NCCL allowance)";
+  out.measure("memory", "base_shards_gib", static_cast<double>(plan.base_shards_gpu) / kGiB, "GiB", p).message =
+      "this rank's shards of the frozen base (base / N)";
+  const double peak = std::max(run.peak_used_bytes, static_cast<double>(total - free));
+  Record& r = out.measure("memory", "peak_used_gib", peak / kGiB, "GiB", p);
+  r.message = fmt::format(
+      "device memory in use (cudaMemGetInfo, CUDA context and NCCL included) at the busiest step end, of {:.1f} GiB; "
+      "planned {:.2f} GiB; allocated by the model {:.2f} GiB and the sharded weights {:.2f} GiB",
+      static_cast<double>(total) / kGiB, static_cast<double>(plan.total()) / kGiB, model_bytes / kGiB,
+      weights_bytes / kGiB);
+  out.measure("memory", "device_used_gib", static_cast<double>(total - free) / kGiB, "GiB", p);
+  log_rank0("fsdp-lora: memory: peak {:.2f} GiB in use, planned {:.2f} GiB", peak / kGiB,
+            static_cast<double>(plan.total()) / kGiB);
+}
+
+}  // namespace gpuaccept::fsdp

@@ -1,0 +1,202 @@
+#include "fsdp-lora/fsdp_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <span>
+
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "common/log.h"
+#include "common/progress.h"
+#include "cuda/cuda_check.h"
+#include "ddp/arrival_progress.h"
+#include "ddp/gpu/kernels.h"
+
+namespace gpuaccept::fsdp {
+
+namespace {
+
+struct NvtxRange {
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+}  // namespace
+
+FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
+                         const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init)
+    : model_(model),
+      weights_(weights),
+      config_(config),
+      data_(data),
+      runtime_(runtime),
+      init_(std::move(lora_init)),
+      adam_m_(model.lora_layout().total()),
+      adam_v_(model.lora_layout().total()),
+      sumsq_(1),
+      partials_(ddp::gpu::kNormPartials),
+      clip_scale_(1),
+      grad_norm_(1),
+      host_losses_(static_cast<std::size_t>(config.grad_accum) * static_cast<std::size_t>(model.B()) *
+                   static_cast<std::size_t>(model.T())),
+      host_norm_(1),
+      staging_(static_cast<std::size_t>(config.grad_accum) * 2 * static_cast<std::size_t>(model.B()) *
+               static_cast<std::size_t>(model.T())) {
+  if (init_.size() != model.lora_layout().total())
+    throw std::invalid_argument(fmt::format("FsdpTrainer: {} initial LoRA values, the layout has {}", init_.size(),
+                                            model.lora_layout().total()));
+  for (int m = 0; m < config.grad_accum; ++m) {
+    micro_start_.push_back(std::make_unique<CudaEvent>());
+    micro_end_.push_back(std::make_unique<CudaEvent>());
+  }
+}
+
+std::vector<float> FsdpTrainer::lora_master() {
+  std::vector<float> host(model_.lora_layout().total());
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host.data(), model_.lora_master(), host.size() * sizeof(float),
+                                       cudaMemcpyDeviceToHost, stream_));
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return host;
+}
+
+FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
+  model_.upload_lora(init_, stream_);
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_m_.get(), 0, adam_m_.bytes(), stream_));
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_v_.get(), 0, adam_v_.bytes(), stream_));
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+
+  FsdpRun& run = current_;
+  run = FsdpRun{};
+  run.label = spec.label;
+  run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  Progress progress(spec.steps);
+  const double tokens = static_cast<double>(model_.B()) * model_.T() * config_.grad_accum;
+  for (int s = 1; s <= spec.steps; ++s) {
+    if (spec.fault)
+      inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("fsdp-lora {} step {}", spec.label, s));
+    const auto started = std::chrono::steady_clock::now();
+    FsdpStepRecord r = step(spec, s);
+    r.time.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    run.steps.push_back(r);
+    std::size_t free = 0, total = 0;
+    GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    run.peak_used_bytes = std::max(run.peak_used_bytes, static_cast<double>(total - free));
+    if (spec.log_progress)
+      progress.step(fmt::format("{}: loss {:.4f}, grad norm {:.3f}, {:.0f} ms, {:.0f} tokens/s per GPU, all-gathers "
+                                "{:.1f} ms ({:.1f} ms exposed)",
+                                spec.label, r.time.loss, r.time.grad_norm, r.time.step_ms, tokens / (r.time.step_ms / 1e3),
+                                r.gather_ms, r.gather_exposed_ms));
+    if ((!std::isfinite(r.time.loss) || !std::isfinite(r.time.grad_norm)) && run.first_nonfinite_step == 0) {
+      run.first_nonfinite_step = s;
+      log_error("{} step {}: loss {}, gradient norm {}", spec.label, s, r.time.loss, r.time.grad_norm);
+    }
+    // The gradient norm is computed after the all-reduce, the same on every rank: all stop together.
+    if (!std::isfinite(r.time.grad_norm)) {
+      log_error("{} step {}: the gradient norm is not finite: stopping this run", spec.label, s);
+      break;
+    }
+  }
+  return run;
+}
+
+FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
+  NvtxRange range(fmt::format("fsdp-lora step {}", step_index));
+  const int micro = config_.grad_accum;
+  const int ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  const std::size_t N = static_cast<std::size_t>(model_.B()) * static_cast<std::size_t>(model_.T());
+  const long long progress = ddp::arrival_progress(spec.label, step_index);
+  const WaitContext ctx{fmt::format("fsdp-lora {} step {}", spec.label, step_index), spec.comm_ranks, progress};
+  runtime_.arrive(progress);
+
+  // This rank's micro-batches: shards rank x accum .. + accum - 1, distinct across ranks.
+  for (int m = 0; m < micro; ++m) {
+    const train::TokenBatch b =
+        data_.sample(spec.rank_in_comm * micro + m, static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
+    int* dst = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
+    std::copy(b.tokens.begin(), b.tokens.end(), dst);
+    std::copy(b.targets.begin(), b.targets.end(), dst + N);
+  }
+  {
+    // Launching may block inside NCCL (a gather to a peer that is gone): under the watchdog.
+    auto guard = runtime_.guard(ctx, config_.step_timeout_s);
+    step_start_.record(stream_);
+    weights_.begin_step();
+    model_.zero_lora_grads(stream_);
+    const float loss_scale = 1.0f / static_cast<float>(micro * ranks);
+    for (int m = 0; m < micro; ++m) {
+      const auto i = static_cast<std::size_t>(m);
+      micro_start_[i]->record(stream_);
+      // Dropout keyed by (seed, micro-step): a fresh mask for every micro-batch of the run.
+      const std::uint64_t key_step = static_cast<std::uint64_t>(step_index - 1) * static_cast<std::uint64_t>(micro) + i;
+      const int* tokens = staging_.get() + i * 2 * N;
+      model_.enqueue_forward_backward(std::span<const int>(tokens, N), std::span<const int>(tokens + N, N), key_step,
+                                      config_.seed, stream_, loss_scale);
+      GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_losses_.get() + i * N, model_.losses(), N * sizeof(float),
+                                           cudaMemcpyDeviceToHost, stream_));
+      micro_end_[i]->record(stream_);
+    }
+    backward_done_.record(stream_);
+    if (spec.comm && ranks > 1) {
+      NvtxRange ar("LoRA gradients all_reduce");
+      const cudaStream_t comm_stream = weights_.comm_stream();
+      GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, backward_done_.get(), 0));
+      runtime_.check(ncclAllReduce(model_.lora_grads(), model_.lora_grads(), model_.lora_layout().total(), ncclFloat,
+                                   ncclSum, spec.comm, comm_stream),
+                     spec.comm, ctx, "ncclAllReduce of the LoRA gradients");
+      reduced_.record(comm_stream);
+      GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, reduced_.get(), 0));
+    }
+    comm_joined_.record(stream_);
+    optimizer_step(step_index);
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    step_end_.record(stream_);
+  }
+  std::vector<ncclComm_t> comms;
+  if (spec.comm) comms.push_back(spec.comm);
+  runtime_.wait(step_end_, comms, ctx, config_.step_timeout_s);
+
+  FsdpStepRecord r;
+  r.time.step = step_index;
+  double sum = 0;
+  for (std::size_t i = 0; i < N * static_cast<std::size_t>(micro); ++i) sum += host_losses_.get()[i];
+  r.time.loss = sum / static_cast<double>(N * static_cast<std::size_t>(micro));
+  r.time.grad_norm = host_norm_.get()[0];
+  for (int m = 0; m < micro; ++m) {
+    const auto i = static_cast<std::size_t>(m);
+    // The head's acquire marks where forward ends (the head's own backward counts as backward).
+    const CudaEvent& head = weights_.head_mark(m);
+    r.time.forward_ms += head.elapsed_ms_since(*micro_start_[i]);
+    r.time.backward_ms += micro_end_[i]->elapsed_ms_since(head);
+  }
+  r.time.comm_exposed_ms = comm_joined_.elapsed_ms_since(backward_done_);
+  r.time.optimizer_ms = step_end_.elapsed_ms_since(comm_joined_);
+  r.time.step_ms = step_end_.elapsed_ms_since(step_start_);
+  const gpu::GatherStats g = weights_.take_stats();
+  r.gather_ms = g.gather_ms;
+  r.gather_exposed_ms = g.exposed_ms;
+  r.gather_bytes = static_cast<double>(g.bytes);
+  r.gathers = g.gathers;
+  return r;
+}
+
+// Global-norm clipping and AdamW over the whole flat LoRA buffer (its padding has zero
+// gradients and stays zero), all on the device: the clip factor never visits the host.
+void FsdpTrainer::optimizer_step(int t) {
+  NvtxRange range("optimizer");
+  const std::size_t n = model_.lora_layout().total();
+  ddp::gpu::sum_of_squares(sumsq_.get(), partials_.get(), model_.lora_grads(), n, stream_);
+  ddp::gpu::clip_scale(clip_scale_.get(), grad_norm_.get(), sumsq_.get(), static_cast<float>(config_.grad_clip), stream_);
+  const double warm = config_.lr_warmup > 0 ? std::min(1.0, static_cast<double>(t) / config_.lr_warmup) : 1.0;
+  const ddp::gpu::AdamW h{static_cast<float>(config_.lr * warm), static_cast<float>(config_.beta1),
+                          static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
+                          static_cast<float>(config_.weight_decay), t};
+  // adamw_update writes the bf16 copy the matmuls read too (params = bf16(master)).
+  ddp::gpu::adamw_update(model_.lora_master(), model_.lora_params(), adam_m_.get(), adam_v_.get(), model_.lora_grads(),
+                         clip_scale_.get(), n, h, stream_);
+}
+
+}  // namespace gpuaccept::fsdp

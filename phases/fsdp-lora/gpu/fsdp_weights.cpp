@@ -1,0 +1,210 @@
+#include "fsdp-lora/gpu/fsdp_weights.h"
+
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "cuda/cuda_check.h"
+#include "fsdp-lora/base_init.h"
+
+namespace gpuaccept::fsdp::gpu {
+
+namespace {
+
+std::size_t sz(std::uint64_t v) { return static_cast<std::size_t>(v); }
+
+const char* kind_name(WeightKind k) {
+  return k == WeightKind::embedding ? "embedding" : k == WeightKind::head ? "head" : "layer";
+}
+
+// NVTX range for the profilers, open for the object's lifetime.
+struct NvtxRange {
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+}  // namespace
+
+FsdpWeights::FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers)
+    : plan_(plan), rank_(rank), world_(plan.world_size), comm_(comm), prefetch_(prefetch_layers) {
+  if (rank < 0 || rank >= world_)
+    throw std::invalid_argument(fmt::format("FsdpWeights: rank {} outside 0..{}", rank, world_ - 1));
+  if (world_ > 1 && !comm) throw std::invalid_argument("FsdpWeights: more than one rank needs a communicator");
+  if (prefetch_layers < 1) throw std::invalid_argument("FsdpWeights: prefetch_layers must be at least 1");
+  const int L = plan.model.layers;
+  // qwen_model.h's order of use in forward_backward.
+  schedule_.push_back({WeightKind::embedding, 0});
+  for (int l = 0; l < L; ++l) schedule_.push_back({WeightKind::layer, l});
+  schedule_.push_back({WeightKind::head, 0});
+  for (int l = L - 1; l >= 0; --l) schedule_.push_back({WeightKind::layer, l});
+
+  const std::uint64_t C = static_cast<std::uint64_t>(plan.model.hidden);
+  const std::uint64_t vocab_shard = static_cast<std::uint64_t>(plan.vocab_rows_per_rank) * C;
+  layers_ = DeviceBuffer<bf16>(sz(static_cast<std::uint64_t>(L) * plan.layer_shard_elems));
+  embedding_ = DeviceBuffer<bf16>(sz(vocab_shard));
+  head_ = DeviceBuffer<bf16>(sz(vocab_shard));
+  final_norm_ = DeviceBuffer<bf16>(sz(C));
+  if (world_ > 1) {
+    for (int i = 0; i <= prefetch_; ++i) {
+      layer_buffers_.push_back(std::make_unique<Buffer>());
+      layer_buffers_.back()->mem = DeviceBuffer<bf16>(sz(plan.layer_padded_elems));
+    }
+    vocab_buffer_ = std::make_unique<Buffer>();
+    vocab_buffer_->mem = DeviceBuffer<bf16>(sz(static_cast<std::uint64_t>(world_) * vocab_shard));
+  }
+}
+
+FsdpWeights::~FsdpWeights() {
+  // The prefetched gathers of a step that never came may still run into the buffers.
+  cudaStreamSynchronize(comm_stream_);
+}
+
+std::uint64_t FsdpWeights::device_bytes() const {
+  std::uint64_t total = layers_.bytes() + embedding_.bytes() + head_.bytes() + final_norm_.bytes();
+  for (const auto& b : layer_buffers_) total += b->mem.bytes();
+  if (vocab_buffer_) total += vocab_buffer_->mem.bytes();
+  return total;
+}
+
+void FsdpWeights::init_random(std::uint64_t seed, cudaStream_t s) {
+  NvtxRange range("fsdp init_random");
+  // Padding (the flat layer's tail, rows past the vocabulary) reads 0.
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(layers_.get(), 0, layers_.bytes(), s));
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(embedding_.get(), 0, embedding_.bytes(), s));
+  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(head_.get(), 0, head_.bytes(), s));
+  for (int l = 0; l < plan_.model.layers; ++l)
+    for (const InitPiece& p : layer_init_pieces(plan_, rank_, l))
+      init_base_piece(layers_.get() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems), p, seed, s);
+  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kEmbeddingTensor)) init_base_piece(embedding_.get(), p, seed, s);
+  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kHeadTensor)) init_base_piece(head_.get(), p, seed, s);
+  init_base_piece(final_norm_.get(), {kFinalNormTensor, 0, static_cast<std::uint64_t>(plan_.model.hidden), 0, 0.0f}, seed,
+                  s);
+}
+
+const bf16* FsdpWeights::shard_of(const Use& use) const {
+  if (use.kind == WeightKind::embedding) return embedding_.get();
+  if (use.kind == WeightKind::head) return head_.get();
+  return layers_.get() + sz(static_cast<std::uint64_t>(use.layer) * plan_.layer_shard_elems);
+}
+
+std::size_t FsdpWeights::shard_elems(const Use& use) const {
+  if (use.kind == WeightKind::layer) return sz(plan_.layer_shard_elems);
+  return sz(static_cast<std::uint64_t>(plan_.vocab_rows_per_rank) * static_cast<std::uint64_t>(plan_.model.hidden));
+}
+
+std::unique_ptr<CudaEvent> FsdpWeights::event() {
+  if (spare_.empty()) return std::make_unique<CudaEvent>();
+  auto e = std::move(spare_.back());
+  spare_.pop_back();
+  return e;
+}
+
+void FsdpWeights::issue_ahead(long long current) {
+  for (;;) {
+    const long long u = issued_;
+    // Decoder layers among the uses after `current` up to u: at most prefetch_ ahead.
+    if (u > current) {
+      int layers_ahead = 0;
+      for (long long j = current + 1; j <= u; ++j) layers_ahead += use_at(j).kind == WeightKind::layer ? 1 : 0;
+      if (layers_ahead > prefetch_) return;
+    }
+    const Use& use = use_at(u);
+    Buffer* b = use.kind == WeightKind::layer
+                    ? layer_buffers_[static_cast<std::size_t>(layer_gathers_ % static_cast<long long>(layer_buffers_.size()))].get()
+                    : vocab_buffer_.get();
+    // Its last user has not released it yet (or its gather is still waiting to be used).
+    if (b->busy) {
+      if (u == current)
+        throw std::logic_error(fmt::format("FsdpWeights: the buffer for use {} ({} {}) is still held", u,
+                                           kind_name(use.kind), use.layer));
+      return;
+    }
+    gather(u, use.kind == WeightKind::layer ? static_cast<int>(layer_gathers_ % static_cast<long long>(layer_buffers_.size())) : -1);
+  }
+}
+
+void FsdpWeights::gather(long long u, int buffer) {
+  const Use& use = use_at(u);
+  Buffer* b = buffer >= 0 ? layer_buffers_[static_cast<std::size_t>(buffer)].get() : vocab_buffer_.get();
+  NvtxRange range(use.kind == WeightKind::layer ? fmt::format("all_gather layer {}", use.layer)
+                                                : fmt::format("all_gather {}", kind_name(use.kind)));
+  // The buffer's previous reader on the compute stream must be done before it is overwritten.
+  if (b->freed_once) GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, b->free.get(), 0));
+  Timed t{event(), event(), 0, true};
+  const std::size_t count = shard_elems(use);
+  t.bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(world_) * sizeof(bf16);
+  t.start->record(comm_stream_);
+  GPUACCEPT_NCCL_CHECK(ncclAllGather(shard_of(use), b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
+  t.end->record(comm_stream_);
+  b->ready.record(comm_stream_);
+  b->busy = true;
+  timed_.push_back(std::move(t));
+  pending_.push_back(b);
+  ++issued_;
+  if (use.kind == WeightKind::layer) ++layer_gathers_;
+}
+
+const bf16* FsdpWeights::acquire(WeightKind kind, int layer, cudaStream_t stream) {
+  const Use& want = use_at(next_use_);
+  if (holding_ || want.kind != kind || (kind == WeightKind::layer && want.layer != layer))
+    throw std::logic_error(fmt::format("FsdpWeights: acquire({} {}) out of order: expected {} {}{}", kind_name(kind), layer,
+                                       kind_name(want.kind), want.layer, holding_ ? " after a release" : ""));
+  holding_ = true;
+  if (kind == WeightKind::head) {
+    if (head_marks_used_ == static_cast<int>(head_marks_.size())) head_marks_.push_back(std::make_unique<CudaEvent>());
+    head_marks_[static_cast<std::size_t>(head_marks_used_++)]->record(stream);
+  }
+  if (world_ == 1) return shard_of(want);  // the shard is the whole tensor
+
+  issue_ahead(next_use_);
+  Buffer* b = pending_.front();
+  // Exposed communication: from the compute stream's arrival here to the gather's end.
+  Timed t{event(), event(), 0, false};
+  t.start->record(stream);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream, b->ready.get(), 0));
+  t.end->record(stream);
+  timed_.push_back(std::move(t));
+  return b->mem.get();
+}
+
+void FsdpWeights::release(WeightKind kind, int layer, cudaStream_t stream) {
+  if (!holding_) throw std::logic_error(fmt::format("FsdpWeights: release({} {}) without acquire", kind_name(kind), layer));
+  holding_ = false;
+  ++next_use_;
+  if (world_ == 1) return;
+  Buffer* b = pending_.front();
+  pending_.pop_front();
+  b->free.record(stream);
+  b->freed_once = true;
+  b->busy = false;
+  // A gather held back because this buffer was in use can go now.
+  issue_ahead(next_use_);
+}
+
+GatherStats FsdpWeights::take_stats() {
+  GatherStats s;
+  while (!timed_.empty()) {
+    Timed& t = timed_.front();
+    const cudaError_t rc = cudaEventQuery(t.end->get());
+    if (rc == cudaErrorNotReady) break;
+    GPUACCEPT_CUDA_CHECK(rc);
+    const float ms = t.end->elapsed_ms_since(*t.start);
+    if (t.gather) {
+      ++s.gathers;
+      s.gather_ms += ms;
+      s.bytes += t.bytes;
+    } else {
+      s.exposed_ms += ms;
+    }
+    spare_.push_back(std::move(t.start));
+    spare_.push_back(std::move(t.end));
+    timed_.pop_front();
+  }
+  return s;
+}
+
+}  // namespace gpuaccept::fsdp::gpu

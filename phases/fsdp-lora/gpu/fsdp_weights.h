@@ -1,0 +1,130 @@
+// The frozen base sharded FSDP-style across the ranks of a communicator, handed to the model
+// layer by layer (a WeightSource, qwen_model.h).
+//
+// Each rank holds, as ShardPlan (shard_plan.h) cuts them: 1/N of every decoder layer's flat
+// buffer, rows_per_rank rows of the embedding and of the head, and the whole final norm. When the
+// model acquires a layer, the full flat layer is all-gathered (ncclAllGather on a communication
+// stream of this class's own) into one of prefetch_layers + 1 rotating layer buffers; the
+// embedding and the head share one full-vocabulary buffer (they are never in use at once). The
+// model's order of use is fixed (qwen_model.h: E, L0 .. L(L-1), H, L(L-1) .. L0 per
+// forward_backward), so acquire() also issues the gathers of the next uses, up to
+// prefetch_layers decoder layers ahead, and the communication of layer l+1 runs while layer l
+// computes. The compute stream waits on the gather's event only; release() records an event on
+// the compute stream after the last read, which the next gather into that buffer waits for.
+// With one rank nothing is gathered: acquire() returns the shard itself (it is the full layer).
+//
+// Every rank issues the same gathers in the same order (the decisions depend only on the order
+// of use, never on timing), as NCCL requires of one communicator. Anything else the caller runs
+// on this communicator must go on comm_stream(), so the order stays one sequence.
+//
+// Timing (CUDA events): the time each all-gather took on the communication stream, and the time
+// the compute stream stood waiting for one (exposed), collected by take_stats() once complete.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <nccl.h>
+
+#include "cuda/cuda_handles.h"
+#include "fsdp-lora/gpu/qwen_model.h"
+#include "fsdp-lora/shard_plan.h"
+
+namespace gpuaccept::fsdp::gpu {
+
+struct GatherStats {
+  int gathers = 0;             // all-gathers completed since the last take_stats()
+  double gather_ms = 0;        // their summed duration on the communication stream
+  double exposed_ms = 0;       // time the compute stream waited for a gather
+  std::uint64_t bytes = 0;     // bytes they assembled (full buffers)
+};
+
+class FsdpWeights final : public WeightSource {
+ public:
+  // comm: the ranks the base is sharded over (plan.world_size of them; nullptr when 1), rank
+  // this one's index in it. Allocates the shards and the gather buffers (nothing filled yet).
+  FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers);
+  ~FsdpWeights() override;  // waits for the gathers in flight (all ranks issued them)
+  FsdpWeights(const FsdpWeights&) = delete;
+  FsdpWeights& operator=(const FsdpWeights&) = delete;
+
+  // Random base (base_init.h): this rank's part of every tensor, the same bits for any N.
+  void init_random(std::uint64_t seed, cudaStream_t stream);
+
+  const bf16* final_norm() const { return final_norm_.get(); }  // (C), replicated
+  const ShardPlan& plan() const { return plan_; }
+  cudaStream_t comm_stream() const { return comm_stream_; }
+
+  // WeightSource. acquire() throws std::logic_error when the call is not the next in the fixed
+  // order (forward_only is not supported: its order differs).
+  const bf16* acquire(WeightKind kind, int layer, cudaStream_t stream) override;
+  void release(WeightKind kind, int layer, cudaStream_t stream) override;
+
+  // The compute stream's event at the head's acquire, one per forward_backward since
+  // begin_step(): where forward ends and backward begins, for the step's timing split.
+  void begin_step() { head_marks_used_ = 0; }
+  const CudaEvent& head_mark(int i) const { return *head_marks_.at(static_cast<std::size_t>(i)); }
+  int head_marks() const { return head_marks_used_; }
+
+  // Gathers and waits completed since the last call; never blocks (those still running are
+  // counted by a later call).
+  GatherStats take_stats();
+
+  std::uint64_t device_bytes() const;  // shards and gather buffers
+
+ private:
+  struct Use {
+    WeightKind kind;
+    int layer;
+  };
+  struct Buffer {
+    DeviceBuffer<bf16> mem;
+    CudaEvent ready;   // on the communication stream: its gather is complete
+    CudaEvent free;    // on the compute stream: the last reader is done
+    bool freed_once = false;
+    bool busy = false;  // gathered or in use, not yet released
+  };
+  struct Timed {
+    std::unique_ptr<CudaEvent> start, end;
+    std::uint64_t bytes = 0;
+    bool gather = true;  // or a wait on the compute stream
+  };
+
+  const Use& use_at(long long u) const { return schedule_[static_cast<std::size_t>(u % static_cast<long long>(schedule_.size()))]; }
+  const bf16* shard_of(const Use& use) const;
+  std::size_t shard_elems(const Use& use) const;
+  // Issues the gathers from issued_ on while they are within prefetch_layers decoder layers
+  // after use `current` and their buffer is free; in order, so every rank issues the same ones.
+  void issue_ahead(long long current);
+  void gather(long long u, int buffer);
+  std::unique_ptr<CudaEvent> event();
+
+  ShardPlan plan_;
+  int rank_, world_;
+  ncclComm_t comm_;
+  int prefetch_;
+  std::vector<Use> schedule_;  // one forward_backward's order of use
+
+  DeviceBuffer<bf16> layers_;      // (L, layer_shard_elems): this rank's shard of every layer
+  DeviceBuffer<bf16> embedding_;   // (rows_per_rank, C)
+  DeviceBuffer<bf16> head_;        // (rows_per_rank, C)
+  DeviceBuffer<bf16> final_norm_;  // (C)
+  std::vector<std::unique_ptr<Buffer>> layer_buffers_;  // prefetch + 1 full padded layers (N > 1)
+  std::unique_ptr<Buffer> vocab_buffer_;                // (N x rows_per_rank, C) (N > 1)
+  CudaStream comm_stream_;
+
+  long long next_use_ = 0;  // the use the next acquire() must be
+  long long issued_ = 0;    // uses whose gather has been issued
+  long long layer_gathers_ = 0;
+  std::deque<Buffer*> pending_;  // buffers of uses next_use_ .. issued_ - 1, in order
+  bool holding_ = false;         // between acquire() and release()
+
+  std::deque<Timed> timed_;                        // in issue order per stream
+  std::vector<std::unique_ptr<CudaEvent>> spare_;  // events to reuse
+  std::vector<std::unique_ptr<CudaEvent>> head_marks_;
+  int head_marks_used_ = 0;
+};
+
+}  // namespace gpuaccept::fsdp::gpu

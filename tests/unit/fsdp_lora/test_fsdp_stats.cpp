@@ -1,0 +1,36 @@
+// The fsdp-lora records' arithmetic (fsdp_stats.h).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "fsdp-lora/fsdp_stats.h"
+
+using namespace gpuaccept::fsdp;
+
+TEST_CASE("fsdp_stats: learning bound covers a fraction of the gap to the floor", "[fsdp][stats]") {
+  CHECK(learning_bound(12.0, 2.0, 0.5) == Approx(7.0));
+  CHECK(learning_bound(12.0, 2.0, 1.0) == Approx(2.0));
+  CHECK(learning_bound(1.5, 2.0, 0.5) == Approx(1.5));  // already below the floor: no lower bound
+}
+
+TEST_CASE("fsdp_stats: median after the warm-up steps", "[fsdp][stats]") {
+  CHECK(median_after({100, 1, 3, 2}, 1) == Approx(2));
+  CHECK(median_after({100, 1, 3, 2, 4}, 1) == Approx(2.5));
+  CHECK(median_after({5, 7}, 9) == Approx(7));  // skip covers all: the last step
+  CHECK(std::isnan(median_after({}, 0)));
+}
+
+TEST_CASE("fsdp_stats: hidden share of the all-gathers", "[fsdp][stats]") {
+  CHECK(hidden_percent(10, 1) == Approx(90));
+  CHECK(hidden_percent(10, 20) == Approx(0));
+  CHECK(hidden_percent(0, 0) == Approx(100));
+}
+
+TEST_CASE("fsdp_stats: step FLOPs are the per-token count times the tokens", "[fsdp][stats]") {
+  LoraConfig lora;
+  const double per_token = static_cast<double>(training_flops_per_token(qwen2_7b, lora, 4096, true));
+  CHECK(step_flops(qwen2_7b, lora, 4096, true, 8192) == Approx(per_token * 8192));
+  // ~6 x 7B parameters per token plus attention: between 40 and 60 GFLOP.
+  CHECK(per_token > 4e10);
+  CHECK(per_token < 6e10);
+}
