@@ -119,6 +119,20 @@ std::vector<std::string> expand_hostlist(const std::string& nodelist) {
   return out;
 }
 
+void drain_node(const std::string& node, const std::string& reason) {
+  ensure_slurm_initialized();
+  update_node_msg_t msg;
+  slurm_init_update_node_msg(&msg);
+  std::string names = node, why = reason;  // the message's fields are char*, never written through
+  msg.node_names = names.data();
+  msg.node_state = NODE_STATE_DRAIN;
+  msg.reason = why.data();
+  msg.reason_uid = static_cast<std::uint32_t>(::getuid());
+  if (slurm_update_node(&msg) != SLURM_SUCCESS)
+    raise_call_error("Slurm", "slurm_update_node",
+                     fmt::format("drain {}: {}", node, slurm_strerror(slurm_get_errno())));
+}
+
 std::string compress_hostlist(const std::vector<std::string>& names) {
   if (names.empty()) return {};
   Hostlist hl(slurm_hostlist_create(nullptr));

@@ -41,6 +41,10 @@ std::optional<SlurmPartition> find_partition(const std::vector<SlurmPartition>& 
 // controller does not know comes back with state NODE_STATE_UNKNOWN and reason "not known".
 std::vector<SlurmNode> slurm_nodes(const std::vector<std::string>& names);
 
+// Drains `node` with `reason` (one slurm_update_node RPC; needs SlurmUser or root, as
+// slurmd's HealthCheckProgram and Prolog run). Throws CallError naming the node.
+void drain_node(const std::string& node, const std::string& reason);
+
 // "gpa-node[1-3],gpu7" -> {"gpa-node1","gpa-node2","gpa-node3","gpu7"} (slurm_hostlist_*).
 std::vector<std::string> expand_hostlist(const std::string& nodelist);
 
