@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <set>
 
 #include <unistd.h>
 
@@ -46,15 +48,19 @@ namespace {
 
 // Written beside the target and renamed into place, so a browser or CI job never
 // reads half a report.
-void write_text(const fs::path& path, const std::string& text) {
+void write_file(const fs::path& path, const std::function<void(std::ostream&)>& write) {
   const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
+    write(out);
     out.close();
     if (!out) throw InputError(fmt::format("cannot write {}: {}", tmp.string(), errno_text()));
   }
   fs::rename(tmp, path);
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
 }
 
 ThresholdChoice choose_thresholds(const ReportOptions& o, const InventoryTable& inventory) {
@@ -80,10 +86,10 @@ std::string first_attribute(const LoadedRun& run, const std::string& name) {
 }
 
 std::vector<std::string> nodes_of(const LoadedRun& run) {
-  std::vector<std::string> nodes;
+  std::set<std::string> nodes;
   for (const auto& r : run.records)
-    if (!r.node.empty() && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) nodes.push_back(r.node);
-  return nodes;
+    if (!r.node.empty()) nodes.insert(r.node);
+  return {nodes.begin(), nodes.end()};
 }
 
 // --baseline auto: the newest PASS run on the same nodes, from the results root's history.
@@ -104,7 +110,7 @@ fs::path auto_baseline_dir(const fs::path& run_path, const LoadedRun& run) {
 
 int run_report(const ReportOptions& o) {
   const fs::path run_path = run_path_of(o.run_dir);
-  const LoadedRun run = load_run(o.run_dir, o.expect_phases);
+  LoadedRun run = load_run(o.run_dir, o.expect_phases);
   InventoryTable inventory = inventory_table(run.documents("discover", "inventory"));
   const ThresholdChoice choice = choose_thresholds(o, inventory);
   const ThresholdSet thresholds = ThresholdSet::load(choice.file);
@@ -114,13 +120,16 @@ int run_report(const ReportOptions& o) {
   if (!baseline_dir.empty()) baseline = load_run(baseline_dir, {});
 
   const Report report = build_report(run, std::move(inventory), thresholds, choice, baseline ? &*baseline : nullptr);
+  // The report holds its own copy of every record; at 8,192 ranks the run's is half a GB.
+  std::vector<Record>().swap(run.records);
+  if (baseline) std::vector<Record>().swap(baseline->records);
 
   const fs::path out = o.out_dir.empty() ? o.run_dir : o.out_dir;
   std::error_code ec;
   fs::create_directories(out, ec);
   if (!fs::is_directory(out)) throw InputError(fmt::format("output directory {}: cannot be created", out.string()));
   write_text(out / "report.html", render_html(report));
-  write_text(out / "summary.json", summary_json_text(report));
+  write_file(out / "summary.json", [&](std::ostream& o) { write_summary_json(o, report); });
   write_text(out / "junit.xml", junit_xml(report));
   // The nodes to hand back to Slurm; drain.sh is the operator's to run (make ... drain).
   const std::string run_id = run_path.filename().string();

@@ -2,6 +2,7 @@
 // that are not plain PASS come first; passing ones wait behind a <details>.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -95,27 +96,71 @@ std::string checks_table(const std::string& rows) {
 )" + rows + "</tbody></table>\n";
 }
 
+// Past this many rows a table stops listing records one by one: at 8,192 ranks a phase has
+// hundreds of thousands, and a page that lists them all (250 MB) no browser opens.
+// summary.json keeps every record.
+constexpr std::size_t kMaxRows = 2000;
+
+// The passing checks of a large phase, one row per measurement: how many, and the spread.
+std::string passing_summary(const std::vector<const Record*>& records) {
+  struct Group {
+    std::string unit;
+    std::size_t count = 0;
+    std::vector<double> values;
+  };
+  std::map<std::string, Group> groups;  // by measurement (title_label), then test name
+  for (const Record* rec : records) {
+    Group& g = groups[rec->has_value() ? fmt::format("{} {}", rec->test, title_label(*rec)) : rec->test];
+    g.unit = rec->unit;
+    ++g.count;
+    if (rec->has_value()) g.values.push_back(rec->value);
+  }
+  std::string rows;
+  for (auto& [name, g] : groups) {
+    std::string spread;
+    if (!g.values.empty()) {
+      std::sort(g.values.begin(), g.values.end());
+      spread = fmt::format("{} / {} / {}", format_value(g.values.front()), format_value(g.values[g.values.size() / 2]),
+                           format_value(g.values.back()));
+    }
+    rows += fmt::format("<tr>{}{}{}{}</tr>\n", cell(name), cell(std::to_string(g.count), "num"), cell(spread, "num"),
+                        cell(g.unit));
+  }
+  return R"(<table class="checks"><thead><tr><th>measurement</th><th>passing</th><th>min / median / max</th><th>unit</th></tr></thead>
+<tbody>
+)" + rows + "</tbody></table>\n";
+}
+
 std::string phase_html(const Report& r, const PhaseSummary& p) {
   std::vector<std::pair<Level, const Record*>> rows;
   for (const auto& rec : r.checks)
     if (rec.phase == p.phase) rows.emplace_back(worst(level_of(rec.status), r.rule_level(rec)), &rec);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return static_cast<int>(a.first) > static_cast<int>(b.first); });
-  std::string attention, passing;
-  int passing_count = 0;
+  std::string attention;
+  std::vector<const Record*> passing;
+  std::size_t attention_count = 0;
   for (const auto& [level, rec] : rows) {
     if (level == Level::Pass) {
-      passing += check_row(r, *rec);
-      ++passing_count;
-    } else {
-      attention += check_row(r, *rec);
+      passing.push_back(rec);
+    } else if (++attention_count <= kMaxRows) {
+      attention += check_row(r, *rec);  // worst first: what is cut is the mildest
     }
   }
   std::string checks;
   if (!attention.empty()) checks += checks_table(attention);
-  if (passing_count > 0)
-    checks += fmt::format(R"(<details class="passing"><summary>{} passing checks</summary>{}</details>)", passing_count,
-                          checks_table(passing));
+  if (attention_count > kMaxRows)
+    checks += fmt::format(R"(<p class="muted">… and {} more checks that are not PASS (the mildest); every one is in summary.json.</p>)",
+                          attention_count - kMaxRows);
+  if (passing.size() > kMaxRows) {
+    checks += fmt::format(R"(<details class="passing"><summary>{} passing checks, one row per measurement (each one is in summary.json)</summary>{}</details>)",
+                          passing.size(), passing_summary(passing));
+  } else if (!passing.empty()) {
+    std::string passing_rows;
+    for (const Record* rec : passing) passing_rows += check_row(r, *rec);
+    checks += fmt::format(R"(<details class="passing"><summary>{} passing checks</summary>{}</details>)", passing.size(),
+                          checks_table(passing_rows));
+  }
   if (rows.empty()) checks = R"(<p class="muted">No records.</p>)";
   return fmt::format(R"(<section id="phase-{ph}" class="phase {cls}">
 <h3>{ph} {status}</h3>

@@ -30,7 +30,18 @@ std::string plots_section(const Report& r) {
   body += figure_group("Memory bandwidth", "GB/s per GPU.", per_gpu_charts(r, "smoke", "memory_bandwidth", "bandwidth"));
   body += figure_group("Host–device bandwidth", "GB/s per GPU over PCIe.",
                        per_gpu_charts(r, "smoke", "host_device_bandwidth", "bandwidth"));
-  body += figure_group("Training", "DDP tokens/s per GPU and scaling efficiency against GPU count, and the training loss per step.", training_charts(r));
+  body += figure_group("Training (ddp)",
+                       "DDP tokens/s per GPU and scaling efficiency against GPU count, and the training loss per step.",
+                       training_charts(r, "ddp", "DDP"));
+  body += figure_group("Fine-tuning (fsdp-lora)", "LoRA on the sharded frozen base: tokens/s per GPU, the loss per step.",
+                       training_charts(r, "fsdp-lora", "FSDP-LoRA"));
+  std::vector<BarChart> fsdp_ranks = per_rank_charts(r, "fsdp-lora", "memory", "peak_used_gib", "GPU memory in use per rank");
+  for (auto& c : per_rank_charts(r, "fsdp-lora", "gather", "exposed_ms", "All-gather time not hidden, per rank and step"))
+    fsdp_ranks.push_back(std::move(c));
+  body += figure_group("Fine-tuning per rank (fsdp-lora)",
+                       "Device memory in use at the busiest step end, and the time the compute stream waited for a "
+                       "layer's all-gather.",
+                       fsdp_ranks);
   if (body.empty()) body = R"(<p class="muted">No measurements to plot in this run.</p>)";
   return fmt::format(R"(<section id="plots"><h2>Plots</h2>
 {}</section>

@@ -64,10 +64,12 @@ LineChart line_chart_of(std::string title, std::string x_label, std::string y_la
   return c;
 }
 
-int node_order(const Report& rep, const std::string& node) {
-  const auto& nodes = rep.grid.nodes;
-  return static_cast<int>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
-}
+int node_order(const Report& rep, const std::string& node) { return rep.grid.row(node); }
+
+// Per-GPU bar charts: up to kMaxBars bars, one per GPU; past that, one per node (its lowest
+// GPU), the kMaxNodeBars lowest nodes.
+constexpr std::size_t kMaxBars = 256;
+constexpr std::size_t kMaxNodeBars = 64;
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -112,10 +114,27 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
     BarChart c;
     c.title = fmt::format("{} per GPU", title);
     std::set<std::string> details;
-    for (const Record* r : records) details.insert(measurement_label(*r));
+    std::vector<double> values;
+    for (const Record* r : records) {
+      details.insert(measurement_label(*r));
+      values.push_back(r->value);
+    }
     c.details = fmt::format("{}", fmt::join(details, "; "));
     c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
-    std::vector<double> values;
+    if (records.size() > kMaxBars) {
+      // A bar per GPU stops being readable (and costs megabytes of SVG) long before 8,192
+      // GPUs; acceptance is about the worst, so: each node's lowest GPU, the lowest nodes.
+      std::map<std::string, const Record*> lowest;
+      for (const Record* r : records)
+        if (auto [it, fresh] = lowest.emplace(r->node, r); !fresh && r->value < it->second->value) it->second = r;
+      records.clear();
+      for (const auto& [node, r] : lowest) records.push_back(r);
+      std::sort(records.begin(), records.end(), [](const Record* a, const Record* b) { return a->value < b->value; });
+      const std::size_t nodes = records.size();
+      if (records.size() > kMaxNodeBars) records.resize(kMaxNodeBars);
+      c.title = fmt::format("{}: the lowest GPU of each node{}", title,
+                            nodes > records.size() ? fmt::format(", the {} lowest of {} nodes", records.size(), nodes) : "");
+    }
     std::set<std::pair<double, std::string>> bounds;
     for (const Record* r : records) {
       Bar b;
@@ -124,7 +143,6 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
       b.level = worst(level_of(r->status), rep.rule_level(*r));
       b.tooltip = fmt::format("{}: {} {} ({})", place_label(*r), format_value(r->value), r->unit, to_string(b.level));
       c.bars.push_back(std::move(b));
-      values.push_back(r->value);
     }
     for (const auto& v : rep.verdicts)
       if (v.record && (v.check == RuleCheck::Min || v.check == RuleCheck::Max) && v.record->phase == phase &&
@@ -137,12 +155,12 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
   return out;
 }
 
-std::vector<LineChart> training_charts(const Report& rep) {
-  // The ddp phase's records (phases/ddp/README.md): throughput per GPU and scaling
-  // efficiency at each GPU count it trained on, and the loss per step of the all-GPU run.
+std::vector<LineChart> training_charts(const Report& rep, const std::string& phase, const std::string& label) {
+  // The training phases' records (phases/ddp/README.md, phases/fsdp-lora/README.md): throughput
+  // per GPU and scaling efficiency at each GPU count trained on, and the loss per step.
   std::map<std::string, SeriesBuilder> rate, efficiency, loss;
   for (const auto& r : rep.checks) {
-    if (r.phase != "ddp" || !r.has_value()) continue;
+    if (r.phase != phase || !r.has_value()) continue;
     if (r.test == "loss_curve" && r.metric == "loss") {
       if (const auto step = numeric_param(r, "step"))
         loss[param_or(r, "scope", "mean over ranks") + (r.params.count("run") ? " (" + r.params.at("run") + ")" : "")]
@@ -155,15 +173,42 @@ std::vector<LineChart> training_charts(const Report& rep) {
     if (r.test == "scaling" && r.metric == "efficiency") efficiency["vs each GPU alone"].add(*gpus, r.value);
   }
   std::vector<LineChart> out;
-  if (!rate.empty()) out.push_back(line_chart_of("DDP training throughput per GPU", "GPUs", "tokens/s per GPU", false, rate));
+  if (!rate.empty())
+    out.push_back(line_chart_of(label + " training throughput per GPU", "GPUs", "tokens/s per GPU", false, rate));
   if (!efficiency.empty())
-    out.push_back(line_chart_of("DDP scaling efficiency", "GPUs", "scaling efficiency (%)", false, efficiency));
+    out.push_back(line_chart_of(label + " scaling efficiency", "GPUs", "scaling efficiency (%)", false, efficiency));
   if (!loss.empty()) {
-    LineChart c = line_chart_of("DDP training loss", "step", "loss (nats)", false, loss);
+    LineChart c = line_chart_of(label + " training loss", "step", "loss (nats)", false, loss);
     c.log2_x = false;
     out.push_back(std::move(c));
   }
   return out;
+}
+
+std::vector<BarChart> per_rank_charts(const Report& rep, const std::string& phase, const std::string& test,
+                                      const std::string& metric, const std::string& title) {
+  std::vector<const Record*> records;
+  for (const auto& r : rep.checks)
+    if (r.phase == phase && r.test == test && r.metric == metric && r.has_value() && r.rank >= 0) records.push_back(&r);
+  if (records.empty()) return {};
+  std::sort(records.begin(), records.end(), [](const Record* a, const Record* b) { return a->rank < b->rank; });
+  BarChart c;
+  c.title = title;
+  c.details = fmt::format("{} {} {}", phase, test, metric);
+  c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
+  std::vector<double> values;
+  for (const Record* r : records) {
+    Bar b;
+    b.label = fmt::format("{}:r{}", r->node, r->rank);
+    b.value = r->value;
+    b.level = worst(level_of(r->status), rep.rule_level(*r));
+    b.tooltip = fmt::format("rank {} on {}: {} {} ({})", r->rank, r->node, format_value(r->value), r->unit,
+                            to_string(b.level));
+    c.bars.push_back(std::move(b));
+    values.push_back(r->value);
+  }
+  if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});
+  return {std::move(c)};
 }
 
 }  // namespace gpuaccept::report

@@ -19,7 +19,13 @@ std::vector<LineChart> nccl_busbw_charts(const Report& report);
 std::vector<BarChart> per_gpu_charts(const Report& report, const std::string& phase, const std::string& test,
                                      const std::string& metric);
 
-// ddp: tokens/s per GPU and scaling efficiency against GPU count; the loss per step.
-std::vector<LineChart> training_charts(const Report& report);
+// A training phase (ddp, fsdp-lora): tokens/s per GPU and scaling efficiency against GPU
+// count; the loss per step. `label` starts the titles ("DDP").
+std::vector<LineChart> training_charts(const Report& report, const std::string& phase, const std::string& label);
+
+// One bar per rank of (phase, test, metric), e.g. fsdp-lora's memory in use per rank, with
+// the median as a reference line; empty when no rank recorded it.
+std::vector<BarChart> per_rank_charts(const Report& report, const std::string& phase, const std::string& test,
+                                      const std::string& metric, const std::string& title);
 
 }  // namespace gpuaccept::report

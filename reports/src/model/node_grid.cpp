@@ -13,10 +13,17 @@ const GridCell* NodeGrid::cell(const std::string& node, int gpu) const {
   return it == cells.end() ? nullptr : &it->second;
 }
 
+int NodeGrid::row(const std::string& node) const {
+  const auto it = row_of.find(node);
+  return it == row_of.end() ? static_cast<int>(nodes.size()) : it->second;
+}
+
 namespace {
 
 void add_node(NodeGrid& g, const std::string& node) {
-  if (!node.empty() && std::find(g.nodes.begin(), g.nodes.end(), node) == g.nodes.end()) g.nodes.push_back(node);
+  if (node.empty() || g.row_of.count(node)) return;
+  g.row_of.emplace(node, static_cast<int>(g.nodes.size()));
+  g.nodes.push_back(node);
 }
 
 GridCell& cell_of(NodeGrid& g, const Record& r) {

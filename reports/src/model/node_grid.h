@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,11 @@ struct NodeGrid {
   std::vector<std::string> nodes;  // rows
   int gpus = 0;                    // columns 0..gpus-1, plus kNodeColumn
   std::map<std::pair<std::string, int>, GridCell> cells;
+  std::unordered_map<std::string, int> row_of;  // node -> its index in `nodes` (1,024 nodes: no linear search per record)
 
   const GridCell* cell(const std::string& node, int gpu) const;
+  // The node's row; nodes.size() for a node not in the grid (it sorts last).
+  int row(const std::string& node) const;
 };
 
 // `known_nodes`: hosts from the inventory, in order; nodes seen only in records follow.

@@ -1,5 +1,10 @@
 #include "output/summary_json.h"
 
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "output/drain_files.h"
 #include "thresholds/record_label.h"
 
@@ -66,9 +71,8 @@ json phase_json(const PhaseSummary& p) {
           {"checks", tally_json(p.checks)}, {"rules", tally_json(p.rules)}};
 }
 
-}  // namespace
-
-json summary_json(const Report& r) {
+// Everything but the two arrays that grow with the fleet ("checks", "rule_verdicts").
+json summary_head(const Report& r) {
   json j;
   j["gpuaccept_report"] = kSummaryFormatVersion;
   j["run_dir"] = r.run_dir;
@@ -86,10 +90,6 @@ json summary_json(const Report& r) {
                      {"reason", r.thresholds.reason}, {"description", r.thresholds_description}};
   j["phases"] = json::array();
   for (const auto& p : r.phases) j["phases"].push_back(phase_json(p));
-  j["checks"] = json::array();
-  for (const auto& c : r.checks) j["checks"].push_back(record_json(c));
-  j["rule_verdicts"] = json::array();
-  for (const auto& v : r.verdicts) j["rule_verdicts"].push_back(verdict_json(v));
   // The "what failed" list: flagged rule verdicts (WARN included), then failed checks.
   j["failures"] = json::array();
   for (const auto& v : r.verdicts)
@@ -118,8 +118,41 @@ json summary_json(const Report& r) {
   return j;
 }
 
+// `"name": [` one element per line `]`, each element dumped on its own straight to `out`: at
+// 8,192 ranks the whole document as one nlohmann DOM took 3 GB and half the report's time.
+template <class T, class ToJson>
+void write_array(std::ostream& out, const char* name, const std::vector<T>& items, ToJson to_json) {
+  out << ",\n  \"" << name << "\": [";
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out << (i ? ",\n    " : "\n    ") << to_json(items[i]).dump(-1, ' ', false, json::error_handler_t::replace);
+  out << (items.empty() ? "]" : "\n  ]");
+}
+
+}  // namespace
+
+json summary_json(const Report& r) {
+  json j = summary_head(r);
+  j["checks"] = json::array();
+  for (const auto& c : r.checks) j["checks"].push_back(record_json(c));
+  j["rule_verdicts"] = json::array();
+  for (const auto& v : r.verdicts) j["rule_verdicts"].push_back(verdict_json(v));
+  return j;
+}
+
+void write_summary_json(std::ostream& out, const Report& r) {
+  std::string head = summary_head(r).dump(2, ' ', false, json::error_handler_t::replace);
+  head.pop_back();  // the closing brace: the big arrays go in before it
+  while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+  out << head;
+  write_array(out, "checks", r.checks, record_json);
+  write_array(out, "rule_verdicts", r.verdicts, verdict_json);
+  out << "\n}\n";
+}
+
 std::string summary_json_text(const Report& r) {
-  return summary_json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  std::ostringstream out;
+  write_summary_json(out, r);
+  return out.str();
 }
 
 }  // namespace gpuaccept::report
