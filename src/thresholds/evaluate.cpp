@@ -38,10 +38,14 @@ using PeerKey = std::tuple<std::string, std::string, std::string, Params>;
 
 PeerKey peer_key(const Record& r) { return {r.phase, r.test, r.metric, r.params}; }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The median of `sorted` (ascending) with one element equal to `self` left out: a record's
+// peers are its fleet without itself. One sorted copy per fleet serves every member, where
+// sorting the peers per member cost O(n^2 log n): 8,192 GPUs took the report 30 s.
+double median_without(const std::vector<double>& sorted, double self) {
+  const std::size_t skip = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), self) - sorted.begin());
+  const auto at = [&](std::size_t j) { return sorted[j < skip ? j : j + 1]; };
+  const std::size_t m = sorted.size() - 1;
+  return m % 2 == 1 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
 }
 
 RuleOutcome outcome_of(bool violated, const Rule& rule) {
@@ -73,10 +77,11 @@ RuleVerdict absolute_verdict(const Rule& rule, const Record& r, RuleCheck check)
   return v;
 }
 
-RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, const std::vector<double>& peers) {
+// `fleet`: the values of the record's fleet, itself included, sorted.
+RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, const std::vector<double>& fleet) {
   RuleVerdict v = verdict_for(rule, r, check);
-  v.fleet_median = median(peers);
-  v.peers = static_cast<int>(peers.size());
+  v.fleet_median = median_without(fleet, r.value);
+  v.peers = static_cast<int>(fleet.size()) - 1;
   const bool below = check == RuleCheck::FleetBelow;
   const double pct = below ? *rule.fleet_below_median_pct : *rule.fleet_above_median_pct;
   v.bound = v.fleet_median * (below ? 1 - pct / 100 : 1 + pct / 100);
@@ -95,12 +100,18 @@ std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vec
   std::vector<RuleVerdict> out;
   for (const Rule& rule : thresholds.rules) {
     std::vector<const Record*> matched;
-    std::map<PeerKey, std::vector<const Record*>> fleets;
+    std::vector<std::vector<double>*> fleet_of;  // per matched record: its fleet's values
+    std::map<PeerKey, std::vector<double>> fleets;
+    const bool fleet_rule = rule.fleet_below_median_pct || rule.fleet_above_median_pct;
     for (const Record& r : records) {
       if (!rule.applies_to(r)) continue;
       matched.push_back(&r);
-      fleets[peer_key(r)].push_back(&r);
+      if (!fleet_rule) continue;
+      std::vector<double>& fleet = fleets[peer_key(r)];
+      fleet.push_back(r.value);
+      fleet_of.push_back(&fleet);
     }
+    for (auto& [key, values] : fleets) std::sort(values.begin(), values.end());
     if (matched.empty()) {
       RuleVerdict none;
       none.rule = rule;
@@ -109,16 +120,15 @@ std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vec
       out.push_back(std::move(none));
       continue;
     }
-    for (const Record* r : matched) {
-      if (rule.min) out.push_back(absolute_verdict(rule, *r, RuleCheck::Min));
-      if (rule.max) out.push_back(absolute_verdict(rule, *r, RuleCheck::Max));
-      if (!rule.fleet_below_median_pct && !rule.fleet_above_median_pct) continue;
-      std::vector<double> peers;
-      for (const Record* p : fleets.at(peer_key(*r)))
-        if (p != r) peers.push_back(p->value);
-      if (peers.empty()) continue;  // a fleet of one has nothing to be compared with
-      if (rule.fleet_below_median_pct) out.push_back(fleet_verdict(rule, *r, RuleCheck::FleetBelow, peers));
-      if (rule.fleet_above_median_pct) out.push_back(fleet_verdict(rule, *r, RuleCheck::FleetAbove, peers));
+    for (std::size_t i = 0; i < matched.size(); ++i) {
+      const Record& r = *matched[i];
+      if (rule.min) out.push_back(absolute_verdict(rule, r, RuleCheck::Min));
+      if (rule.max) out.push_back(absolute_verdict(rule, r, RuleCheck::Max));
+      if (!fleet_rule) continue;
+      const std::vector<double>& fleet = *fleet_of[i];
+      if (fleet.size() < 2) continue;  // a fleet of one has nothing to be compared with
+      if (rule.fleet_below_median_pct) out.push_back(fleet_verdict(rule, r, RuleCheck::FleetBelow, fleet));
+      if (rule.fleet_above_median_pct) out.push_back(fleet_verdict(rule, r, RuleCheck::FleetAbove, fleet));
     }
   }
   return out;
