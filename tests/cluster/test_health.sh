@@ -2,7 +2,9 @@
 # gpuaccept-health as the local cluster's HealthCheckProgram (issue 19, part 2): slurmd runs it
 # every few seconds on both nodes; with a fault injected on gpa-node2 (a file the wrapper
 # turns into --debug-fail) gpa-node2 is drained by the program itself, with the reason, and
-# gpa-node1 stays up. The cluster's slurm.conf is restored at the end, whatever happens.
+# gpa-node1 stays up. At the end, whatever happens, the cluster is restarted from its own
+# configuration: after `scontrol reconfigure` the namespaced slurmds no longer found a later
+# test's tasks (cluster.rank_death saw "rank 3 not found"), after a restart they do.
 set -euo pipefail
 root="$GPUACCEPT_RESULTS/health-test-$$"
 mkdir -p "$root"
@@ -11,7 +13,8 @@ conf="$SLURM_CONF"
 cp "$conf" "$root/slurm.conf.orig"
 restore() {
   cp "$root/slurm.conf.orig" "$conf"
-  scontrol reconfigure || true
+  "$GPUACCEPT_SOURCE/tests/cluster/down" >/dev/null 2>&1 || true
+  "$GPUACCEPT_SOURCE/tests/cluster/up" >/dev/null 2>&1 || echo "health: the cluster did not come back up" >&2
   scontrol update NodeName=gpa-node2 State=RESUME 2>/dev/null || true
   rm -rf "$root"
 }
