@@ -7,6 +7,7 @@
 #include "discover/inventory_table.h"
 #include "discover/node_checks.h"
 #include "phase/phase_runner.h"
+#include "common/json_text.h"
 
 using namespace gpuaccept;
 
@@ -15,12 +16,12 @@ namespace {
 void run(PhaseContext& ctx) {
   ctx.config.refuse_unknown_keys("discover", {"expected_gpus_per_node"});
   const nlohmann::json mine = discover::collect_rank_inventory(ctx.world);
-  ctx.results.set_document("inventory", mine.dump());
+  ctx.results.set_document("inventory", json_text(mine));
   for (auto& r : discover::rank_records(mine)) ctx.results.add(std::move(r));
   ctx.results.checkpoint();
 
   std::vector<nlohmann::json> all;
-  for (const auto& text : ctx.world.allgather_string(mine.dump())) all.push_back(nlohmann::json::parse(text));
+  for (const auto& text : ctx.world.allgather_string(json_text(mine))) all.push_back(nlohmann::json::parse(text));
   if (ctx.world.rank() != 0) return;
 
   log_rank0("inventory of {} ranks:\n{}", all.size(), discover::format_inventory_tables(all));

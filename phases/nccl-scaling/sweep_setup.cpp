@@ -16,6 +16,7 @@
 #include "hw/host_inventory.h"
 #include "nccl-scaling/nccl_env.h"
 #include "nccl-scaling/sweep_internal.h"
+#include "common/json_text.h"
 
 namespace gpuaccept::nccl_scaling {
 
@@ -76,7 +77,7 @@ RankInfo describe_rank(World& world) {
 bool Sweep::check_devices() {
   const RankInfo me = describe_rank(world_);
   infos_.clear();
-  for (const auto& text : world_.allgather_string(json(me).dump())) infos_.push_back(json::parse(text).get<RankInfo>());
+  for (const auto& text : world_.allgather_string(json_text(json(me)))) infos_.push_back(json::parse(text).get<RankInfo>());
 
   // Every rank decides the same from the same data.
   std::vector<int> missing, misconfigured;
@@ -176,7 +177,7 @@ void Sweep::publish_environment() {
       {"config_files", nccl_config_files()},
       {"buffer_bytes", buffer_bytes_},
   };
-  ctx_.results.set_document("nccl_env", doc.dump());
+  ctx_.results.set_document("nccl_env", json_text(doc));
   if (rank_ != 0) return;
   std::string env;
   for (const auto& [k, v] : nccl_environment()) env += fmt::format(" {}={}", k, v);

@@ -8,6 +8,7 @@
 #include "common/progress.h"
 #include "smoke/fs_bench.h"
 #include "smoke/fs_token.h"
+#include "common/json_text.h"
 
 namespace gpuaccept::smoke {
 namespace fs = std::filesystem;
@@ -28,7 +29,7 @@ void token_check(PhaseContext& ctx, const fs::path& dir) {
   // Everyone learns every token (and who could not write), then reads a peer's file.
   nlohmann::json j = {{"rank", mine.rank}, {"host", mine.host}, {"token", mine.token}, {"error", error}};
   std::vector<nlohmann::json> all;
-  for (const auto& s : w.allgather_string(j.dump())) all.push_back(nlohmann::json::parse(s));
+  for (const auto& s : w.allgather_string(json_text(j))) all.push_back(nlohmann::json::parse(s));
 
   Record r;
   r.test = "shared_fs";

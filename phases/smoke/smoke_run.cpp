@@ -21,6 +21,7 @@
 #include "smoke/smoke_config.h"
 #include "smoke/summary_table.h"
 #include "smoke/sustained.h"
+#include "common/json_text.h"
 
 namespace gpuaccept::smoke {
 
@@ -39,7 +40,7 @@ class Runner {
   void run() {
     const RankFacts mine = collect_rank_facts(ctx_.world, gpu_);
     std::vector<RankFacts> all;
-    for (const auto& text : ctx_.world.allgather_string(nlohmann::json(mine).dump()))
+    for (const auto& text : ctx_.world.allgather_string(json_text(nlohmann::json(mine))))
       all.push_back(nlohmann::json::parse(text).get<RankFacts>());
     const SlurmEnv env = SlurmEnv::from_process();
 

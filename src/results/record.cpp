@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_text.h"
 
 namespace gpuaccept {
 
@@ -38,13 +39,13 @@ bool Record::operator==(const Record& o) const {
          params == o.params && status == o.status && message == o.message;
 }
 
-std::string encode_params(const Params& p) { return json(p).dump(); }
+std::string encode_params(const Params& p) { return json_text(json(p)); }
 
 Params decode_params(std::string_view json_text) {
   if (json_text.empty()) return {};
   Params p;
   const json parsed = json::parse(json_text);  // items() must not outlive the parsed value
-  for (const auto& [k, v] : parsed.items()) p[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : parsed.items()) p[k] = v.is_string() ? v.get<std::string>() : gpuaccept::json_text(v);
   return p;
 }
 
@@ -58,7 +59,7 @@ std::string encode_records(const std::vector<Record>& records) {
                    {"unit", r.unit}, {"params", r.params}, {"status", to_string(r.status)},
                    {"message", r.message}});
   }
-  return out.dump();
+  return json_text(out);
 }
 
 std::vector<Record> decode_records(std::string_view json_text) {

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "slurm/slurm_env.h"
+#include "common/json_text.h"
 
 namespace gpuaccept {
 namespace fs = std::filesystem;
@@ -114,7 +115,7 @@ Status ResultWriter::finish() {
   json payload = {{"records", json::parse(encode_records(records_))}, {"documents", documents_}};
   std::vector<std::string> all;
   try {
-    all = world_.allgather_string(payload.dump());
+    all = world_.allgather_string(json_text(payload));
   } catch (const std::exception& e) {
     log_error("gathering results failed: {}", e.what());
     if (world_.rank() != 0) return most_severe(mine, Status::Error);
@@ -128,7 +129,8 @@ Status ResultWriter::finish() {
     file.attributes["hosts"] = fmt::format("{}", fmt::join(world_.node_names(), ","));
     for (int r = 0; r < static_cast<int>(all.size()); ++r) {
       const json j = json::parse(all[r]);
-      for (auto& rec : decode_records(j.at("records").dump())) file.records.push_back(std::move(rec));
+      for (auto& rec : decode_records(json_text(j.at("records"))))
+        file.records.push_back(std::move(rec));
       for (const auto& [name, text] : j.at("documents").items()) {
         auto& slot = file.documents[name];
         slot.resize(all.size());
