@@ -2,27 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <thread>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/log.h"
 #include "cuda/cuda_check.h"
 #include "cuda/rank_device.h"
-#include "ddp/arrival_progress.h"
 #include "ddp/cpu_reference.h"
 #include "ddp/gradient_check.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/run_summary.h"
-#include "train/token_source.h"
 #include "ddp/trainer.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
+#include "train/fault_stop.h"
+#include "train/rank_devices.h"
+#include "train/token_source.h"
 
 namespace gpuaccept::ddp {
 
@@ -57,12 +54,10 @@ class DdpPhase {
   int steps_done_ = 0;
 
   void skip_all(const std::string& why);
-  std::vector<RankInfo> exchange_devices();
   void record_gpu_sharing(const std::vector<RankInfo>& ranks);
   void gradient_check();
   void train(const train::TokenSource& data);
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
-  std::string who_did_not_arrive(const Fault& fault, RankRuntime& rt) const;
   const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 };
 
@@ -75,7 +70,7 @@ void DdpPhase::run() {
   device_ = choose_rank_device(world_);
   // Every rank takes part, with a GPU or not, so that all of them decide the same: one rank
   // going on alone would wait for the others in NCCL's initialisation.
-  const std::vector<RankInfo> ranks = exchange_devices();
+  const std::vector<RankInfo> ranks = train::exchange_rank_devices(world_, device_);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (ranks[r].error.empty()) continue;
     const std::string why =
@@ -97,22 +92,6 @@ void DdpPhase::run() {
             config_.model, parameter_count(model), config_.micro_batch, config_.seq_len, config_.grad_accum,
             data->describe());
   train(*data);
-}
-
-// Each rank's GPU (or why it has none), gathered through World.
-std::vector<RankInfo> DdpPhase::exchange_devices() {
-  RankInfo me;
-  me.host = world_.hostname();
-  if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
-  me.error = device_.index < 0 ? device_.reason : "";
-  me.device = device_.index;
-  me.name = device_.name;
-  me.uuid = device_.uuid;
-  me.pci_bus_id = device_.pci_bus_id;
-  std::vector<RankInfo> all;
-  for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
-    all.push_back(nlohmann::json::parse(text).get<RankInfo>());
-  return all;
 }
 
 // Ranks on one GPU: NCCL refuses them at init (the training record then says so), unless
@@ -183,24 +162,7 @@ void DdpPhase::train(const train::TokenSource& data) {
     std::vector<float> init = gpu::to_padded_master(model_config, init_params(model_config, config_.seed));
 
     const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s, .max_ctas = config_.comm_sms};
-    RankRuntime::Setup setup;
-    setup.device = device_.index;
-    setup.arrivals_dir = results_.run_dir() / "ddp.arrivals";
-    setup.create_abort_file = rank == 0;
-    setup.last_resort = [this](const std::string& why) {
-      results_.check("training", Status::Fail,
-                     fmt::format("rank {} ({}) during {}: {}; the process ends here", world_.rank(), world_.hostname(),
-                                 stage_, why));
-      try {
-        results_.checkpoint();
-        setenv("GPUACCEPT_PMIX_TIMEOUT", "30", 1);
-        results_.finish();  // the other ranks are on their way out too: rank 0 writes the file
-      } catch (const std::exception& e) {
-        log_error("writing results after the last resort failed: {}", e.what());
-      }
-      std::_Exit(1);
-    };
-    rt = std::make_unique<RankRuntime>(world_, deadlines, std::move(setup));
+    rt = train::open_training_runtime(world_, results_, "ddp", device_.index, deadlines, stage_);
 
     model = std::make_unique<gpu::GptModel>(model_config, config_.micro_batch, config_.seq_len,
                                             gpu::ModelOptions{.flash_attention = config_.flash_attention,
@@ -275,11 +237,7 @@ void DdpPhase::train(const train::TokenSource& data) {
     trainer_ = nullptr;
     trainer.reset();
     model.reset();
-    rt->shutdown();
-    const auto arrivals = rt->board().dir();
-    rt.reset();
-    world_.barrier();
-    if (rank == 0) ArrivalBoard(arrivals, 0, "").remove();  // nobody writes heartbeats any more
+    train::close_training_runtime(world_, rt);
   } catch (const Fault& f) {
     handle_fault(f.what(), &f, rt.get());
     abandon();
@@ -292,55 +250,19 @@ void DdpPhase::train(const train::TokenSource& data) {
 }
 
 void DdpPhase::handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt) {
-  log_error("ddp stops during {}: {}", stage_, what);
-  std::string who;
-  if (rt) {
-    rt->acknowledge_fault();
-    if (fault) who = who_did_not_arrive(*fault, *rt);
-    if (!who.empty()) log_error("{}", who);
-    auto g = rt->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
-    rt->abort_all();
-    rt->board().raise_abort(fmt::format("rank {} ({}): {}", world_.rank(), world_.hostname(), what));
-  }
-  // What this rank completed of the run that broke: its own loss per step.
-  std::string completed = "no training run had started";
-  if (trainer_) {
-    const TrainRun& run = trainer_->progress();
-    completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
-    if (run.label != "all") completed += fmt::format(", the all-GPU run {}", steps_done_);
-    for (const StepRecord& s : run.steps)
-      results_.measure("loss_curve", "loss", s.loss, "nats",
-                       {{"step", std::to_string(s.step)}, {"run", run.label}, {"scope", "this rank"}});
-  }
-  results_.check("training", Status::Fail,
-                 fmt::format("stopped during {} ({}): {}{}", stage_, completed, what, who.empty() ? "" : "; " + who));
-  try {
-    results_.checkpoint();
-  } catch (const std::exception& e) {
-    log_error("results checkpoint failed: {}", e.what());
-  }
-  // The final gather goes through World; a dead rank would keep it waiting for PMIx's
-  // default timeout, so the survivors use a short one (rank 0 then writes from the parts).
-  setenv("GPUACCEPT_PMIX_TIMEOUT", "60", 1);
-  std::thread([] {
-    std::this_thread::sleep_for(std::chrono::seconds(240));
-    log_error("still running 240 s after a fault: ending the process");
-    std::_Exit(1);
-  }).detach();
-  if (rt) rt->abandon();
-}
-
-// After a fault in a step: which ranks of its communicator had not reached it, read from
-// the arrival board (no collective: one would hang). Empty when the wait had no step.
-std::string DdpPhase::who_did_not_arrive(const Fault& fault, RankRuntime& rt) const {
-  const WaitContext& wait = fault.context();
-  if (wait.target < 0 || wait.members.empty()) return {};
-  // Dead: silent for two heartbeat periods (a live rank's watchdog thread writes on).
-  const double dead_after_s = 2 * rt.options().heartbeat_s + 1;
-  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, unix_now(),
-                                dead_after_s);
-  std::erase_if(laggards, [&](const Laggard& l) { return l.rank == world_.rank(); });
-  return describe_fault_laggards(laggards, fault.waited_s(), dead_after_s, describe_arrival_progress);
+  train::stop_after_fault(world_, results_, rt, fault, what, "ddp", stage_, [&] {
+    // What this rank completed of the run that broke: its own loss per step.
+    std::string completed = "no training run had started";
+    if (trainer_) {
+      const TrainRun& run = trainer_->progress();
+      completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
+      if (run.label != "all") completed += fmt::format(", the all-GPU run {}", steps_done_);
+      for (const StepRecord& s : run.steps)
+        results_.measure("loss_curve", "loss", s.loss, "nats",
+                         {{"step", std::to_string(s.step)}, {"run", run.label}, {"scope", "this rank"}});
+    }
+    return completed;
+  });
 }
 
 }  // namespace

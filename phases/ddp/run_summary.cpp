@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 
 #include <cuda_runtime.h>
@@ -10,23 +9,12 @@
 
 #include "common/log.h"
 #include "cuda/cuda_check.h"
+#include "train/gpu_peak.h"
+#include "train/run_records.h"
 
 namespace gpuaccept::ddp {
 
-namespace {
-
-// Every rank's vector of doubles (same length on every rank).
-std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<double>& mine) {
-  std::vector<std::vector<double>> out;
-  for (const Bytes& b : world.allgather(std::as_bytes(std::span(mine)))) {
-    std::vector<double> v(b.size() / sizeof(double));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
-}  // namespace
+using train::gather_doubles;
 
 RunSummary::RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
                        std::optional<double> loss_floor)
@@ -42,39 +30,13 @@ void RunSummary::record_training(const TrainRun& run) {
   // Every rank's per-step losses (NaN-padded to the planned length: a run that stopped early).
   std::vector<double> mine(static_cast<std::size_t>(config_.steps), NAN);
   for (const auto& s : run.steps) mine[static_cast<std::size_t>(s.step - 1)] = s.loss;
-  const auto all = gather_doubles(world, mine);
-  global_losses_.assign(mine.size(), 0.0);
-  for (const auto& v : all)
-    for (std::size_t i = 0; i < v.size() && i < global_losses_.size(); ++i) global_losses_[i] += v[i] / all.size();
+  global_losses_ = train::mean_over_ranks(world, mine);
 
   const auto nonfinite = gather_doubles(world, {static_cast<double>(run.first_nonfinite_step)});
   record_scale(run);
   if (world.rank() != 0) return;
 
-  for (std::size_t i = 0; i < global_losses_.size(); ++i)
-    if (std::isfinite(global_losses_[i]))
-      out.measure("loss_curve", "loss", global_losses_[i], "nats", {{"step", std::to_string(i + 1)}});
-
-  // Finite everywhere: the first step where any rank saw NaN or Inf in its loss or in the
-  // gradient norm fails it (a run that stopped early leaves NaN in the curve too).
-  std::size_t bad = global_losses_.size();
-  for (std::size_t i = 0; i < global_losses_.size(); ++i)
-    if (!std::isfinite(global_losses_[i])) {
-      bad = i;
-      break;
-    }
-  std::vector<int> ranks_bad;
-  for (std::size_t r = 0; r < nonfinite.size(); ++r) {
-    const auto step = static_cast<std::size_t>(nonfinite[r][0]);
-    if (step == 0) continue;
-    ranks_bad.push_back(static_cast<int>(r));
-    bad = std::min(bad, step - 1);
-  }
-  out.check("finite", bad == global_losses_.size() ? Status::Pass : Status::Fail,
-            bad == global_losses_.size()
-                ? fmt::format("loss and gradient norm finite on every rank at all {} steps", global_losses_.size())
-                : fmt::format("NaN or Inf in the loss or gradient norm from step {} (ranks {})", bad + 1,
-                              ranks_bad.empty() ? std::string("?") : fmt::format("{}", fmt::join(ranks_bad, ", "))));
+  const std::size_t bad = train::record_loss_curve(out, global_losses_, nonfinite);
 
   // Learning: the mean of the last five steps against a threshold set from the data's floor.
   const std::size_t last = std::min<std::size_t>(5, bad);
@@ -97,7 +59,7 @@ void RunSummary::record_training(const TrainRun& run) {
 void RunSummary::record_scale(const TrainRun& run) {
   World& world = ctx_.world;
   ResultWriter& out = ctx_.results;
-  const StepRecord m = median_step(run.steps, config_.timing_skip);
+  const StepRecord m = train::median_step(run.steps, config_.timing_skip);
   const double rate = tokens_per_step() / (m.step_ms / 1e3);
   // scale: how the GPUs trained (all together, each node, each GPU alone); gpus: how many
   // averaged gradients in one communicator, for threshold rules written per GPU count.
@@ -112,14 +74,9 @@ void RunSummary::record_scale(const TrainRun& run) {
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
   gpus_[run.label] = run.comm_size;
-  out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
-  out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
-  for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
-                               {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
-                               {"step_ms", m.step_ms}, {"wall_ms", m.wall_ms}})
-    out.measure("step_time", metric, value, "ms", scale);
+  train::record_step_figures(out, per_gpu, sum, m, scale);
   const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
-  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : bf16_peak_tflops(gpu_name_);
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(gpu_name_);
   if (peak > 0) {
     out.measure("mfu", "mfu", 100.0 * per_gpu * flops / (peak * 1e12), "%", scale).message =
         fmt::format("{:.3g} training FLOPs per token x {:.0f} tokens/s per GPU / {} TFLOP/s dense bf16 peak ({})",
@@ -134,20 +91,7 @@ void RunSummary::record_scale(const TrainRun& run) {
 }
 
 void RunSummary::record_replicas(const std::vector<float>& weights) {
-  World& world = ctx_.world;
-  const double h = std::bit_cast<double>(weights_hash(weights));
-  const auto hashes = gather_doubles(world, {h});
-  if (world.rank() != 0) return;
-  std::vector<int> differ;
-  for (std::size_t r = 0; r < hashes.size(); ++r)
-    if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
-      differ.push_back(static_cast<int>(r));
-  const Record& r = ctx_.results.check(
-      "replicas", differ.empty() ? Status::Pass : Status::Fail,
-      differ.empty() ? fmt::format("all {} ranks hold bitwise identical weights (hash {:016x} of {} values)",
-                                   hashes.size(), std::bit_cast<std::uint64_t>(h), weights.size())
-                     : fmt::format("ranks {} hold weights that differ from rank 0's", fmt::join(differ, ", ")));
-  log_rank0("ddp: replicas {}: {}", to_string(r.status), r.message);
+  train::record_replicas(ctx_.world, ctx_.results, weights, "ddp", "weights", "values");
 }
 
 void RunSummary::record_equivalence(const TrainRun& solo) {

@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
-#include "ddp/arrival_progress.h"
+#include "train/arrival_progress.h"
 
 namespace gpuaccept::ddp {
 
@@ -37,15 +37,9 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::Tok
             model.grads(), model.num_params(),
             config.grad_reduce == "bf16" ? gpu::ReducePrecision::Bf16 : gpu::ReducePrecision::Fp32,
             model.layout()[Param::wte].size),  // the embedding rows reduced with the last bucket
-      adam_m_(model.num_params()),
-      adam_v_(model.num_params()),
-      sumsq_(1),
-      partials_(gpu::kNormPartials),
-      clip_scale_(1),
-      grad_norm_(1),
+      optimizer_(model.num_params()),
       staging_(2 * static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
-      host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()),
-      host_norm_(1) {
+      host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()) {
   int device = 0;
   GPUACCEPT_CUDA_CHECK(cudaGetDevice(&device));
   GPUACCEPT_CUDA_CHECK(cudaDeviceGetAttribute(&device_sms_, cudaDevAttrMultiProcessorCount, device));
@@ -68,8 +62,7 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   if (static_cast<int>(spec.shards.size()) > max_micro_ || spec.shards.empty())
     throw std::logic_error(fmt::format("run {}: {} micro-batches, room for {}", spec.label, spec.shards.size(), max_micro_));
   model_.set_master(init_, stream_);
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_m_.get(), 0, adam_m_.bytes(), stream_));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_v_.get(), 0, adam_v_.bytes(), stream_));
+  optimizer_.reset(stream_);
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   // A communicator of one rank has nothing to average: NCCL would still copy every gradient
   // in place (about 1.5 ms of kernels a GPT-2 124M step on an H200, beside the backward pass).
@@ -128,7 +121,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const int micro = static_cast<int>(spec.shards.size());
   const std::size_t N = model_.tokens_per_micro_batch();
   const float dloss = 1.0f / static_cast<float>(N * static_cast<std::size_t>(micro));
-  const long long progress = arrival_progress(spec.label, step_index);
+  const long long progress = train::arrival_progress(spec.label, step_index);
   const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, progress};
   runtime_.arrive(progress);
 
@@ -180,7 +173,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     comm_joined_.record(stream_);
     rows.add_into(model_.grads() + model_.layout()[Param::wte].offset, stream_);
     optimizer_step(step_index);
-    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    optimizer_.fetch_norm(stream_);
     step_end_.record(stream_);
   }
   // The next step's batches, sampled while the GPU runs this one.
@@ -194,7 +187,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   double sum = 0;
   for (std::size_t i = 0; i < N * static_cast<std::size_t>(micro); ++i) sum += host_losses_.get()[i];
   r.loss = sum / static_cast<double>(N * static_cast<std::size_t>(micro));
-  r.grad_norm = host_norm_.get()[0];
+  r.grad_norm = optimizer_.host_norm();
   for (int m = 0; m < micro; ++m) {
     const auto i = static_cast<std::size_t>(m);
     r.forward_ms += fwd_end_[i]->elapsed_ms_since(*fwd_start_[i]);
@@ -209,16 +202,14 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
 // Global-norm clipping and AdamW, all on the device: the clip factor never visits the host.
 void Trainer::optimizer_step(int t) {
   const std::size_t n = model_.num_params();
-  gpu::sum_of_squares(sumsq_.get(), partials_.get(), model_.grads(), n, stream_);
-  gpu::clip_scale(clip_scale_.get(), grad_norm_.get(), sumsq_.get(), static_cast<float>(config_.grad_clip), stream_);
-  const double warm = config_.lr_warmup > 0 ? std::min(1.0, static_cast<double>(t) / config_.lr_warmup) : 1.0;
+  optimizer_.clip(model_.grads(), n, static_cast<float>(config_.grad_clip), stream_);
+  const double lr = train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup);
   for (const ParamTensor& tensor : model_.layout().tensors()) {
-    gpu::AdamW h{static_cast<float>(config_.lr * warm), static_cast<float>(config_.beta1),
-                 static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
-                 decays(tensor) ? static_cast<float>(config_.weight_decay) : 0.0f, t};
-    gpu::adamw_update(model_.master() + tensor.offset, model_.params() + tensor.offset, adam_m_.get() + tensor.offset,
-                      adam_v_.get() + tensor.offset, model_.grads() + tensor.offset, clip_scale_.get(), tensor.size, h,
-                      stream_);
+    const train::AdamW h{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
+                         static_cast<float>(config_.eps),
+                         decays(tensor) ? static_cast<float>(config_.weight_decay) : 0.0f, t};
+    optimizer_.update(model_.master() + tensor.offset, model_.params() + tensor.offset, model_.grads() + tensor.offset,
+                      tensor.offset, tensor.size, h, stream_);
   }
 }
 

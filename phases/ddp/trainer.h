@@ -17,11 +17,14 @@
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/gpu/gradient_sync.h"
-#include "ddp/run_stats.h"
+#include "train/clipped_adamw.h"
+#include "train/step_timing.h"
 #include "train/token_source.h"
 #include "cuda/rank_runtime.h"
 
 namespace gpuaccept::ddp {
+
+using train::StepRecord;  // a step's loss and timings, as fsdp-lora records them too
 
 struct TrainRun {
   std::string label;
@@ -66,10 +69,9 @@ class Trainer {
 
   CudaStream stream_;
   gpu::GradientSync sync_;
-  DeviceBuffer<float> adam_m_, adam_v_, sumsq_, partials_, clip_scale_, grad_norm_;
+  train::ClippedAdamW optimizer_;     // global norm, clipping, AdamW state (num_params)
   PinnedBuffer<int> staging_;          // 2 (odd and even steps) x max_micro x (tokens, targets)
   PinnedBuffer<float> host_losses_;    // max_micro x B*T
-  PinnedBuffer<float> host_norm_;
   std::vector<std::unique_ptr<CudaEvent>> fwd_start_, fwd_end_, bwd_end_;
   CudaEvent step_start_, comm_joined_, step_end_;
 

@@ -1,15 +1,11 @@
 #include "fsdp-lora/fsdp_lora_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
-#include <thread>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -17,7 +13,6 @@
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
-#include "ddp/arrival_progress.h"
 #include "fsdp-lora/fsdp_gradient_check.h"
 #include "fsdp-lora/fsdp_summary.h"
 #include "fsdp-lora/fsdp_trainer.h"
@@ -25,6 +20,8 @@
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/memory_plan.h"
 #include "fsdp-lora/shard_plan.h"
+#include "train/fault_stop.h"
+#include "train/rank_devices.h"
 #include "train/token_source.h"
 
 namespace gpuaccept::fsdp {
@@ -71,12 +68,10 @@ class FsdpLoraPhase {
 
   void skip_all(const std::string& why);
   void summarize();
-  std::vector<RankInfo> exchange_devices();
   bool check_memory_plan(const MemoryPlan& plan);
   void gradient_check(RankRuntime& rt);
   void train(const MemoryPlan& plan);
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
-  std::string who_did_not_arrive(const Fault& fault, RankRuntime& rt) const;
 };
 
 void FsdpLoraPhase::skip_all(const std::string& why) {
@@ -111,7 +106,7 @@ void FsdpLoraPhase::run_checks() {
   refuse_unimplemented(config_);
   device_ = choose_rank_device(world_);
   // Every rank takes part, with a GPU or not, so that all decide the same.
-  const std::vector<RankInfo> ranks = exchange_devices();
+  const std::vector<RankInfo> ranks = train::exchange_rank_devices(world_, device_);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (ranks[r].error.empty()) continue;
     const std::string why =
@@ -137,21 +132,6 @@ void FsdpLoraPhase::run_checks() {
   }
   results_.checkpoint();
   train(plan);
-}
-
-std::vector<RankInfo> FsdpLoraPhase::exchange_devices() {
-  RankInfo me;
-  me.host = world_.hostname();
-  if (const char* id = std::getenv("NCCL_HOSTID")) me.nccl_host_id = id;
-  me.error = device_.index < 0 ? device_.reason : "";
-  me.device = device_.index;
-  me.name = device_.name;
-  me.uuid = device_.uuid;
-  me.pci_bus_id = device_.pci_bus_id;
-  std::vector<RankInfo> all;
-  for (const auto& text : world_.allgather_string(nlohmann::json(me).dump()))
-    all.push_back(nlohmann::json::parse(text).get<RankInfo>());
-  return all;
 }
 
 // Each rank measures its own GPU's free memory; every rank learns every verdict, so all stop
@@ -231,24 +211,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
   try {
     stage_ = "initialisation";
     const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
-    RankRuntime::Setup setup;
-    setup.device = device_.index;
-    setup.arrivals_dir = results_.run_dir() / "fsdp-lora.arrivals";
-    setup.create_abort_file = rank == 0;
-    setup.last_resort = [this](const std::string& why) {
-      results_.check("training", Status::Fail,
-                     fmt::format("rank {} ({}) during {}: {}; the process ends here", world_.rank(), world_.hostname(),
-                                 stage_, why));
-      try {
-        results_.checkpoint();
-        setenv("GPUACCEPT_PMIX_TIMEOUT", "30", 1);
-        results_.finish();
-      } catch (const std::exception& e) {
-        log_error("writing results after the last resort failed: {}", e.what());
-      }
-      std::_Exit(1);
-    };
-    rt = std::make_unique<RankRuntime>(world_, deadlines, std::move(setup));
+    rt = train::open_training_runtime(world_, results_, "fsdp-lora", device_.index, deadlines, stage_);
     ncclComm_t comm = W > 1 ? rt->world_comm().get() : nullptr;
 
     // 2. Gradient check through the FSDP path.
@@ -315,11 +278,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     trainer.reset();
     model.reset();
     weights.reset();
-    rt->shutdown();
-    const auto arrivals = rt->board().dir();
-    rt.reset();
-    world_.barrier();
-    if (rank == 0) ArrivalBoard(arrivals, 0, "").remove();
+    train::close_training_runtime(world_, rt);
   } catch (const Fault& f) {
     handle_fault(f.what(), &f, rt.get());
     abandon();
@@ -331,49 +290,19 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
   }
 }
 
-// As ddp's (phases/ddp/ddp_run.cpp): tell the others, record what this rank completed.
+// train/fault_stop.h, as ddp: tell the others, record what this rank completed.
 void FsdpLoraPhase::handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt) {
-  log_error("fsdp-lora stops during {}: {}", stage_, what);
-  std::string who;
-  if (rt) {
-    rt->acknowledge_fault();
-    if (fault) who = who_did_not_arrive(*fault, *rt);
-    if (!who.empty()) log_error("{}", who);
-    auto g = rt->guard({"aborting the NCCL communicators after a fault", {}, -1}, 30);
-    rt->abort_all();
-    rt->board().raise_abort(fmt::format("rank {} ({}): {}", world_.rank(), world_.hostname(), what));
-  }
-  std::string completed = "no training run had started";
-  if (trainer_) {
-    const FsdpRun& run = trainer_->progress();
-    completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
-    for (const FsdpStepRecord& s : run.steps)
-      results_.measure("loss_curve", "loss", s.time.loss, "nats",
-                       {{"step", std::to_string(s.time.step)}, {"run", run.label}, {"scope", "this rank"}});
-  }
-  results_.check("training", Status::Fail,
-                 fmt::format("stopped during {} ({}): {}{}", stage_, completed, what, who.empty() ? "" : "; " + who));
-  try {
-    results_.checkpoint();
-  } catch (const std::exception& e) {
-    log_error("results checkpoint failed: {}", e.what());
-  }
-  setenv("GPUACCEPT_PMIX_TIMEOUT", "60", 1);
-  std::thread([] {
-    std::this_thread::sleep_for(std::chrono::seconds(240));
-    log_error("still running 240 s after a fault: ending the process");
-    std::_Exit(1);
-  }).detach();
-  if (rt) rt->abandon();
-}
-
-std::string FsdpLoraPhase::who_did_not_arrive(const Fault& fault, RankRuntime& rt) const {
-  const WaitContext& wait = fault.context();
-  if (wait.target < 0 || wait.members.empty()) return {};
-  const double dead_after_s = 2 * rt.options().heartbeat_s + 1;
-  auto laggards = find_laggards(rt.board().read(wait.members), wait.members, wait.target, unix_now(), dead_after_s);
-  std::erase_if(laggards, [&](const Laggard& l) { return l.rank == world_.rank(); });
-  return describe_fault_laggards(laggards, fault.waited_s(), dead_after_s, ddp::describe_arrival_progress);
+  train::stop_after_fault(world_, results_, rt, fault, what, "fsdp-lora", stage_, [&] {
+    std::string completed = "no training run had started";
+    if (trainer_) {
+      const FsdpRun& run = trainer_->progress();
+      completed = fmt::format("run '{}' had completed {} steps", run.label, run.steps.size());
+      for (const FsdpStepRecord& s : run.steps)
+        results_.measure("loss_curve", "loss", s.time.loss, "nats",
+                         {{"step", std::to_string(s.time.step)}, {"run", run.label}, {"scope", "this rank"}});
+    }
+    return completed;
+  });
 }
 
 }  // namespace

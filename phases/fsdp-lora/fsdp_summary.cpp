@@ -1,9 +1,7 @@
 #include "fsdp-lora/fsdp_summary.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 
 #include <cuda_runtime.h>
@@ -12,8 +10,9 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
-#include "ddp/run_stats.h"
 #include "fsdp-lora/fsdp_stats.h"
+#include "train/gpu_peak.h"
+#include "train/run_records.h"
 
 namespace gpuaccept::fsdp {
 
@@ -21,18 +20,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Every rank's vector of doubles (same length on every rank).
-std::vector<std::vector<double>> gather_doubles(World& world, const std::vector<double>& mine) {
-  std::vector<std::vector<double>> out;
-  for (const Bytes& b : world.allgather(std::as_bytes(std::span(mine)))) {
-    std::vector<double> v(b.size() / sizeof(double));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
 }  // namespace
+
+using train::gather_doubles;
 
 FsdpSummary::FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, std::string gpu_name,
                          std::optional<double> loss_floor)
@@ -48,35 +38,12 @@ void FsdpSummary::record_training(const FsdpRun& run) {
   // Every rank's per-step losses (NaN-padded to the planned length: a run that stopped early).
   std::vector<double> mine(static_cast<std::size_t>(config_.steps), NAN);
   for (const auto& s : run.steps) mine[static_cast<std::size_t>(s.time.step - 1)] = s.time.loss;
-  const auto all = gather_doubles(world, mine);
-  std::vector<double> losses(mine.size(), 0.0);
-  for (const auto& v : all)
-    for (std::size_t i = 0; i < v.size() && i < losses.size(); ++i) losses[i] += v[i] / static_cast<double>(all.size());
+  const std::vector<double> losses = train::mean_over_ranks(world, mine);
   const auto nonfinite = gather_doubles(world, {static_cast<double>(run.first_nonfinite_step)});
   record_throughput(run);
   if (world.rank() != 0) return;
 
-  for (std::size_t i = 0; i < losses.size(); ++i)
-    if (std::isfinite(losses[i])) out.measure("loss_curve", "loss", losses[i], "nats", {{"step", std::to_string(i + 1)}});
-
-  std::size_t bad = losses.size();
-  for (std::size_t i = 0; i < losses.size(); ++i)
-    if (!std::isfinite(losses[i])) {
-      bad = i;
-      break;
-    }
-  std::vector<int> ranks_bad;
-  for (std::size_t r = 0; r < nonfinite.size(); ++r) {
-    const auto step = static_cast<std::size_t>(nonfinite[r][0]);
-    if (step == 0) continue;
-    ranks_bad.push_back(static_cast<int>(r));
-    bad = std::min(bad, step - 1);
-  }
-  out.check("finite", bad == losses.size() ? Status::Pass : Status::Fail,
-            bad == losses.size()
-                ? fmt::format("loss and gradient norm finite on every rank at all {} steps", losses.size())
-                : fmt::format("NaN or Inf in the loss or gradient norm from step {} (ranks {})", bad + 1,
-                              ranks_bad.empty() ? std::string("?") : fmt::format("{}", fmt::join(ranks_bad, ", "))));
+  const std::size_t bad = train::record_loss_curve(out, losses, nonfinite);
 
   // Learning: the mean of the last steps (a quarter of the run, 1 to 5) against the bound the
   // first step's loss and the data's entropy floor set.
@@ -101,7 +68,7 @@ void FsdpSummary::record_training(const FsdpRun& run) {
 void FsdpSummary::record_throughput(const FsdpRun& run) {
   World& world = ctx_.world;
   ResultWriter& out = ctx_.results;
-  std::vector<ddp::StepRecord> times;
+  std::vector<train::StepRecord> times;
   std::vector<double> gather_ms, exposed_ms, gather_bytes;
   for (const auto& s : run.steps) {
     times.push_back(s.time);
@@ -110,7 +77,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
     gather_bytes.push_back(s.gather_bytes);
   }
   if (times.empty()) return;  // (every rank alike: the run stopped before its first step)
-  const ddp::StepRecord m = ddp::median_step(times, config_.timing_skip);
+  const train::StepRecord m = train::median_step(times, config_.timing_skip);
   const double rate = tokens_per_step() / (m.step_ms / 1e3);
   const Params scale{{"scale", run.label}, {"gpus", std::to_string(run.comm_size)}};
   out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
@@ -134,12 +101,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   double sum = 0;
   for (const auto& v : rates) sum += v[0];
   const double per_gpu = sum / static_cast<double>(rates.size());
-  out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
-  out.measure("throughput", "tokens_per_s_total", sum, "tokens/s", scale);
-  for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
-                               {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
-                               {"step_ms", m.step_ms}, {"wall_ms", m.wall_ms}})
-    out.measure("step_time", metric, value, "ms", scale);
+  train::record_step_figures(out, per_gpu, sum, m, scale);
 
   // FLOPs: qwen_config.h's training_flops_per_token (the frozen base's matmuls forward, input
   // gradient and recomputed forward: 6 x matmul weights, or 4 without recompute; attention's
@@ -159,7 +121,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
       fmt::format("hardware TFLOP/s per GPU: {:.4g} FLOPs per token x {:.0f} tokens/s per GPU (anchor's count: {:.4g} "
                   "TFLOP/s)",
                   flops, per_gpu, per_gpu * anchor / 1e12);
-  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : ddp::bf16_peak_tflops(gpu_name_);
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(gpu_name_);
   if (peak > 0) {
     p["peak_tflops"] = fmt::format("{}", peak);
     out.measure("mfu", "mfu", 100.0 * tflops / peak, "%", p).message =
@@ -176,20 +138,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
 }
 
 void FsdpSummary::record_replicas(const std::vector<float>& lora) {
-  World& world = ctx_.world;
-  const double h = std::bit_cast<double>(ddp::weights_hash(lora));
-  const auto hashes = gather_doubles(world, {h});
-  if (world.rank() != 0) return;
-  std::vector<int> differ;
-  for (std::size_t r = 0; r < hashes.size(); ++r)
-    if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
-      differ.push_back(static_cast<int>(r));
-  const Record& r = ctx_.results.check(
-      "replicas", differ.empty() ? Status::Pass : Status::Fail,
-      differ.empty() ? fmt::format("all {} ranks hold bitwise identical LoRA weights (hash {:016x} of {} fp32 values)",
-                                   hashes.size(), std::bit_cast<std::uint64_t>(h), lora.size())
-                     : fmt::format("ranks {} hold LoRA weights that differ from rank 0's", fmt::join(differ, ", ")));
-  log_rank0("fsdp-lora: replicas {}: {}", to_string(r.status), r.message);
+  train::record_replicas(ctx_.world, ctx_.results, lora, "fsdp-lora", "LoRA weights", "fp32 values");
 }
 
 void FsdpSummary::record_memory(const MemoryPlan& plan, const FsdpRun& run, double model_bytes, double weights_bytes) {

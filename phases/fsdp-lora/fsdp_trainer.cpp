@@ -6,26 +6,14 @@
 #include <span>
 
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
-#include "ddp/arrival_progress.h"
-#include "ddp/gpu/kernels.h"
+#include "cuda/nvtx_range.h"
+#include "train/arrival_progress.h"
 
 namespace gpuaccept::fsdp {
-
-namespace {
-
-struct NvtxRange {
-  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
-
-}  // namespace
 
 FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
                          const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init)
@@ -35,15 +23,9 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
       data_(data),
       runtime_(runtime),
       init_(std::move(lora_init)),
-      adam_m_(model.lora_layout().total()),
-      adam_v_(model.lora_layout().total()),
-      sumsq_(1),
-      partials_(ddp::gpu::kNormPartials),
-      clip_scale_(1),
-      grad_norm_(1),
+      optimizer_(model.lora_layout().total()),
       host_losses_(static_cast<std::size_t>(config.grad_accum) * static_cast<std::size_t>(model.B()) *
                    static_cast<std::size_t>(model.T())),
-      host_norm_(1),
       staging_(static_cast<std::size_t>(config.grad_accum) * 2 * static_cast<std::size_t>(model.B()) *
                static_cast<std::size_t>(model.T())) {
   if (init_.size() != model.lora_layout().total())
@@ -65,8 +47,7 @@ std::vector<float> FsdpTrainer::lora_master() {
 
 FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   model_.upload_lora(init_, stream_);
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_m_.get(), 0, adam_m_.bytes(), stream_));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(adam_v_.get(), 0, adam_v_.bytes(), stream_));
+  optimizer_.reset(stream_);
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
   FsdpRun& run = current_;
@@ -108,7 +89,7 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
   const int micro = config_.grad_accum;
   const int ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
   const std::size_t N = static_cast<std::size_t>(model_.B()) * static_cast<std::size_t>(model_.T());
-  const long long progress = ddp::arrival_progress(spec.label, step_index);
+  const long long progress = train::arrival_progress(spec.label, step_index);
   const WaitContext ctx{fmt::format("fsdp-lora {} step {}", spec.label, step_index), spec.comm_ranks, progress};
   runtime_.arrive(progress);
 
@@ -152,7 +133,7 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     }
     comm_joined_.record(stream_);
     optimizer_step(step_index);
-    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), grad_norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    optimizer_.fetch_norm(stream_);
     step_end_.record(stream_);
   }
   std::vector<ncclComm_t> comms;
@@ -164,7 +145,7 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
   double sum = 0;
   for (std::size_t i = 0; i < N * static_cast<std::size_t>(micro); ++i) sum += host_losses_.get()[i];
   r.time.loss = sum / static_cast<double>(N * static_cast<std::size_t>(micro));
-  r.time.grad_norm = host_norm_.get()[0];
+  r.time.grad_norm = optimizer_.host_norm();
   for (int m = 0; m < micro; ++m) {
     const auto i = static_cast<std::size_t>(m);
     // The head's acquire marks where forward ends (the head's own backward counts as backward).
@@ -188,15 +169,12 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
 void FsdpTrainer::optimizer_step(int t) {
   NvtxRange range("optimizer");
   const std::size_t n = model_.lora_layout().total();
-  ddp::gpu::sum_of_squares(sumsq_.get(), partials_.get(), model_.lora_grads(), n, stream_);
-  ddp::gpu::clip_scale(clip_scale_.get(), grad_norm_.get(), sumsq_.get(), static_cast<float>(config_.grad_clip), stream_);
-  const double warm = config_.lr_warmup > 0 ? std::min(1.0, static_cast<double>(t) / config_.lr_warmup) : 1.0;
-  const ddp::gpu::AdamW h{static_cast<float>(config_.lr * warm), static_cast<float>(config_.beta1),
-                          static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
-                          static_cast<float>(config_.weight_decay), t};
-  // adamw_update writes the bf16 copy the matmuls read too (params = bf16(master)).
-  ddp::gpu::adamw_update(model_.lora_master(), model_.lora_params(), adam_m_.get(), adam_v_.get(), model_.lora_grads(),
-                         clip_scale_.get(), n, h, stream_);
+  optimizer_.clip(model_.lora_grads(), n, static_cast<float>(config_.grad_clip), stream_);
+  const train::AdamW h{static_cast<float>(train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup)),
+                       static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
+                       static_cast<float>(config_.eps), static_cast<float>(config_.weight_decay), t};
+  // The update writes the bf16 copy the matmuls read too (params = bf16(master)).
+  optimizer_.update(model_.lora_master(), model_.lora_params(), model_.lora_grads(), 0, n, h, stream_);
 }
 
 }  // namespace gpuaccept::fsdp

@@ -21,16 +21,17 @@
 #include "common/debug_fault.h"
 #include "cuda/cuda_handles.h"
 #include "cuda/rank_runtime.h"
-#include "ddp/run_stats.h"
 #include "fsdp-lora/fsdp_config.h"
 #include "fsdp-lora/gpu/fsdp_weights.h"
 #include "fsdp-lora/gpu/qwen_model.h"
+#include "train/clipped_adamw.h"
+#include "train/step_timing.h"
 #include "train/token_source.h"
 
 namespace gpuaccept::fsdp {
 
 struct FsdpStepRecord {
-  ddp::StepRecord time;  // loss, grad norm, forward/backward/exposed all-reduce/optimizer/step ms, wall ms
+  train::StepRecord time;  // loss, grad norm, forward/backward/exposed all-reduce/optimizer/step ms, wall ms
   double gather_ms = 0;          // all-gathers' time on the communication stream this step
   double gather_exposed_ms = 0;  // of which the compute stream waited
   double gather_bytes = 0;
@@ -76,10 +77,8 @@ class FsdpTrainer {
   FsdpRun current_;
 
   CudaStream stream_;
-  DeviceBuffer<float> adam_m_, adam_v_;  // (lora total) AdamW moments
-  DeviceBuffer<float> sumsq_, partials_, clip_scale_, grad_norm_;
+  train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (lora total)
   PinnedBuffer<float> host_losses_;      // (grad_accum, B*T)
-  PinnedBuffer<float> host_norm_;
   std::vector<std::unique_ptr<CudaEvent>> micro_start_, micro_end_;
   CudaEvent step_start_, backward_done_, reduced_, comm_joined_, step_end_;
   // This step's micro-batches, (grad_accum, 2, B*T) tokens then targets, pinned so the model's

@@ -23,10 +23,12 @@
 #include <cuda_runtime.h>
 
 #include "ddp/gpu/kernels.h"
+#include "train/optimizer_kernels.h"
 
 namespace {
 
 namespace kn = gpuaccept::ddp::gpu;
+namespace train = gpuaccept::train;  // the optimizer kernels ddp steps with
 using bf16 = __nv_bfloat16;
 
 // bf16 outputs: rounding alone is up to 2^-9 ~ 2e-3 relative; fast-math exp/tanh add less.
@@ -686,9 +688,9 @@ void test_bias_backward(Rng& rng, int N, int OC) {
 void test_sum_of_squares(Rng& rng, std::size_t n) {
   const std::string shape = shape_of({{"n", static_cast<long long>(n)}});
   const auto g = random_f32(rng, n, -1, 1);
-  Buffer<float> d_g(g), d_partials(kn::kNormPartials), d_out1(1), d_out2(1);
-  kn::sum_of_squares(d_out1.get(), d_partials.get(), d_g.get(), n, nullptr);
-  kn::sum_of_squares(d_out2.get(), d_partials.get(), d_g.get(), n, nullptr);
+  Buffer<float> d_g(g), d_partials(train::kNormPartials), d_out1(1), d_out2(1);
+  train::sum_of_squares(d_out1.get(), d_partials.get(), d_g.get(), n, nullptr);
+  train::sum_of_squares(d_out2.get(), d_partials.get(), d_g.get(), n, nullptr);
   sync();
   double ref = 0;
   for (const float x : g) ref += static_cast<double>(x) * x;
@@ -700,7 +702,7 @@ void test_sum_of_squares(Rng& rng, std::size_t n) {
 void test_clip_scale(float sumsq, float max_norm) {
   const std::string shape = "sumsq=" + std::to_string(sumsq) + " max_norm=" + std::to_string(max_norm);
   Buffer<float> d_sumsq(std::vector<float>{sumsq}), d_scale(1), d_norm(1);
-  kn::clip_scale(d_scale.get(), d_norm.get(), d_sumsq.get(), max_norm, nullptr);
+  train::clip_scale(d_scale.get(), d_norm.get(), d_sumsq.get(), max_norm, nullptr);
   sync();
   const double norm = std::sqrt(static_cast<double>(sumsq));
   const double scale = max_norm > 0 && norm > max_norm ? max_norm / norm : 1.0;
@@ -710,7 +712,7 @@ void test_clip_scale(float sumsq, float max_norm) {
 
 void test_adamw(Rng& rng, std::size_t n) {
   const std::string shape = shape_of({{"n", static_cast<long long>(n)}, {"t", 3}});
-  const kn::AdamW h{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
+  const train::AdamW h{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
   const float grad_scale = 0.5f;
   const auto master = random_f32(rng, n, -1, 1), grad = random_f32(rng, n, -1e-2, 1e-2);
   const auto m0 = random_f32(rng, n, -1e-3, 1e-3), v0 = random_f32(rng, n, 1e-6, 1e-4);
@@ -730,7 +732,7 @@ void test_adamw(Rng& rng, std::size_t n) {
   for (int run = 0; run < 2; ++run) {  // twice from the same state: the bits must repeat
     Buffer<float> d_master(master), d_m(m0), d_v(v0), d_grad(grad), d_scale(std::vector<float>{grad_scale});
     Buffer<bf16> d_params(n);
-    kn::adamw_update(d_master.get(), d_params.get(), d_m.get(), d_v.get(), d_grad.get(), d_scale.get(), n, h, nullptr);
+    train::adamw_update(d_master.get(), d_params.get(), d_m.get(), d_v.get(), d_grad.get(), d_scale.get(), n, h, nullptr);
     sync();
     outs[run][0] = d_master.download();
     outs[run][1] = d_m.download();

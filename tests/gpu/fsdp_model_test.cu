@@ -8,7 +8,8 @@
 //
 // Shapes: qwen_tiny (V=13, C=16, L=2, NH=4, NKV=2, HD=4, I=24) with rank 2 on all seven
 // projections, dropout 0 and 0.25; a mid shape (V=1000, C=256, L=2, NH=4, NKV=2, HD=64, I=512,
-// B=2, T=128) with rank 8 on q/k/v/o, dropout 0 and 0.1, and on all seven with dropout 0.1.
+// B=2, T=128) with rank 8 on q/k/v/o, dropout 0 and 0.1, and on all seven with dropout 0.1;
+// mid128 (C=512, NH=4, NKV=2, HD=128: Qwen2's head size, so FlashAttention; T=192 and 128).
 // The "naive" cases run every matmul on the plain naive_gemm kernel instead of cuBLASLt: if
 // they pass where the cuBLASLt ones fail, the fault is in a matmul's mapping (gpu/gemm.h).
 //
@@ -21,16 +22,21 @@
 // that checks the documented order of acquire/release; mid-all-p0.1 also cuts the logits into
 // three chunks); host checks: gemm_mapping (gpu/gemm.h's column-major call against a
 // row-major loop, every transposition), lora_layout (flat layout round trip and alignment).
+// attention <impl> <shape> <y|dq|dk|dv> (FlashAttention and GemmAttention alone against a
+// float64 loop, relative L2), attention_deterministic (two flash passes, same bits);
+// "model info attention_timing" gives both at B=2, T=4096, NH=28, NKV=4, HD=128.
 // "model info" lines are not checks. Exit status 1 if any check fails.
 //   build/bin/fsdp-model-tests              (needs a GPU; ~10 s on an H100, mostly the CPU reference)
 //   build/bin/fsdp-model-tests --cpu-only   (host checks and the CPU reference only: no GPU needed)
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,8 +47,10 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handles.h"
 #include "fsdp-lora/cpu_reference.h"
+#include "fsdp-lora/gpu/attention.h"
 #include "fsdp-lora/gpu/gemm.h"
 #include "fsdp-lora/gpu/kernels.h"
+#include "fsdp-lora/reference_check.h"
 #include "fsdp-lora/gpu/lora_linear.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/qwen_config.h"
@@ -155,36 +163,8 @@ GpuLayoutBase to_gpu_layout(const fs::QwenConfig& c, const fs::QwenBaseWeights& 
   return out;
 }
 
-// The masks the GPU draws for (seed, step), as the CPU reference takes them: entry e of the
-// adapter on target p of layer l is kept when dropout_keep(dropout_stream({seed, step, l,
-// index of p}), e, threshold), and then worth 1/(1-p).
-fs::DropoutMasks replay_masks(const fs::QwenConfig& c, const fs::LoraConfig& lora, int B, int T, std::uint64_t seed,
-                              std::uint64_t step) {
-  const std::size_t N = static_cast<std::size_t>(B) * static_cast<std::size_t>(T);
-  const std::uint32_t threshold = kg::dropout_threshold(lora.dropout);
-  const double keep = 1.0 / (1.0 - lora.dropout);
-  fs::DropoutMasks masks;
-  masks.layers.resize(static_cast<std::size_t>(c.layers));
-  for (int l = 0; l < c.layers; ++l)
-    for (fs::Projection p : lora.targets) {
-      const kg::DropoutKey key{seed, step, static_cast<std::uint32_t>(l), static_cast<std::uint32_t>(p)};
-      const std::uint64_t stream = kg::dropout_stream(key);
-      std::vector<double> m(N * static_cast<std::size_t>(fs::projection_in(c, p)));
-      for (std::size_t e = 0; e < m.size(); ++e) m[e] = kg::dropout_keep(stream, e, threshold) ? keep : 0.0;
-      masks.layers[static_cast<std::size_t>(l)].push_back(std::move(m));
-    }
-  return masks;
-}
-
-double rel_l2(const std::vector<double>& got, const std::vector<double>& want) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    num += (got[i] - want[i]) * (got[i] - want[i]);
-    den += want[i] * want[i];
-  }
-  if (!std::isfinite(num)) return INFINITY;
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
+using fs::rel_l2;
+using fs::replay_masks;
 
 // ---- host checks -------------------------------------------------------------------------
 
@@ -504,6 +484,179 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
              std::isfinite(loss_eval) && eval_err <= k.loss_tol);
 }
 
+// ---- attention: FlashAttention and GemmAttention against a float64 loop ------------------
+
+// Causal GQA attention and its backward in double, token-major as gpu/attention.h:
+// q, dy, y, dq (B, T, NH, HD), k, v, dk, dv (B, T, NKV, HD).
+struct AttentionGrads {
+  std::vector<double> y, dq, dk, dv;
+};
+AttentionGrads attention_reference(const std::vector<double>& q, const std::vector<double>& k,
+                                   const std::vector<double>& v, const std::vector<double>& dy, int B, int T, int NH,
+                                   int NKV, int HD) {
+  AttentionGrads r;
+  r.y.assign(q.size(), 0.0);
+  r.dq.assign(q.size(), 0.0);
+  r.dk.assign(k.size(), 0.0);
+  r.dv.assign(v.size(), 0.0);
+  const int G = NH / NKV;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
+  auto qat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NH * HD + static_cast<std::size_t>(h) * HD; };
+  auto kat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NKV * HD + static_cast<std::size_t>(h) * HD; };
+  std::vector<double> p(static_cast<std::size_t>(T)), dp(static_cast<std::size_t>(T));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h) {
+      const int kh = h / G;
+      for (int t1 = 0; t1 < T; ++t1) {
+        const std::size_t qi = qat(b, t1, h);
+        double mx = -INFINITY;
+        for (int t2 = 0; t2 <= t1; ++t2) {
+          double s = 0;
+          const std::size_t ki = kat(b, t2, kh);
+          for (int d = 0; d < HD; ++d) s += q[qi + d] * k[ki + d];
+          p[t2] = s * scale;
+          mx = std::max(mx, p[t2]);
+        }
+        double sum = 0;
+        for (int t2 = 0; t2 <= t1; ++t2) sum += (p[t2] = std::exp(p[t2] - mx));
+        for (int t2 = 0; t2 <= t1; ++t2) p[t2] /= sum;
+        for (int t2 = 0; t2 <= t1; ++t2) {
+          const std::size_t ki = kat(b, t2, kh);
+          for (int d = 0; d < HD; ++d) r.y[qi + d] += p[t2] * v[ki + d];
+        }
+        // dP = dy v^T, dS = P (dP - sum_t2 P dP); dq = scale dS k, dk += scale dS^T q, dv += P^T dy
+        double dsum = 0;
+        for (int t2 = 0; t2 <= t1; ++t2) {
+          double s = 0;
+          const std::size_t ki = kat(b, t2, kh);
+          for (int d = 0; d < HD; ++d) s += dy[qi + d] * v[ki + d];
+          dp[t2] = s;
+          dsum += p[t2] * s;
+        }
+        for (int t2 = 0; t2 <= t1; ++t2) {
+          const double ds = p[t2] * (dp[t2] - dsum) * scale;
+          const std::size_t ki = kat(b, t2, kh);
+          for (int d = 0; d < HD; ++d) {
+            r.dq[qi + d] += ds * k[ki + d];
+            r.dk[ki + d] += ds * q[qi + d];
+            r.dv[ki + d] += p[t2] * dy[qi + d];
+          }
+        }
+      }
+    }
+  return r;
+}
+
+std::vector<double> download_bf16(const DeviceBuffer<bf16>& d) {
+  std::vector<bf16> h(d.size());
+  GPUACCEPT_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), h.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+  std::vector<double> out(h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) out[i] = __bfloat162float(h[i]);
+  return out;
+}
+
+std::vector<double> random_bf16_values(std::size_t n, double half_width, Rng& rng) {
+  std::vector<double> v(n);
+  for (double& x : v) x = round_bf16(rng.uniform(-half_width, half_width));
+  return v;
+}
+
+// One implementation's y, dq, dk, dv on the given inputs (device buffers), downloaded.
+AttentionGrads run_attention(kg::Attention& attn, const DeviceBuffer<bf16>& q, const DeviceBuffer<bf16>& k,
+                             const DeviceBuffer<bf16>& v, const DeviceBuffer<bf16>& dy, cudaStream_t s) {
+  kg::Gemm gemm(false, false);
+  DeviceBuffer<bf16> y(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+  attn.forward(y.get(), q.get(), k.get(), v.get(), gemm, s);
+  attn.backward(dq.get(), dk.get(), dv.get(), dy.get(), gemm, s);
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return {download_bf16(y), download_bf16(dq), download_bf16(dk), download_bf16(dv)};
+}
+
+// Lines "model attention <impl> <shape> <output> rel_l2=... tol=... PASS|FAIL" for y, dq, dk,
+// dv of FlashAttention (where it applies) and GemmAttention against the float64 loop, and
+// "model attention_deterministic" (two flash backward passes give the same bits).
+void test_attention(int B, int T, int NH, int NKV, int HD) {
+  const std::string shape = "B" + std::to_string(B) + "_T" + std::to_string(T) + "_NH" + std::to_string(NH) + "_NKV" +
+                            std::to_string(NKV) + "_HD" + std::to_string(HD);
+  Rng rng{static_cast<std::uint64_t>(1000 + T + NH)};
+  const std::size_t nq = static_cast<std::size_t>(B) * T * NH * HD, nkv = static_cast<std::size_t>(B) * T * NKV * HD;
+  // q wider than k: scores of std ~1.3 after the 1/sqrt(HD), a softmax far from flat
+  const std::vector<double> q = random_bf16_values(nq, 2.0, rng), k = random_bf16_values(nkv, 1.0, rng),
+                            v = random_bf16_values(nkv, 1.0, rng), dy = random_bf16_values(nq, 1.0, rng);
+  const AttentionGrads want = attention_reference(q, k, v, dy, B, T, NH, NKV, HD);
+  const DeviceBuffer<bf16> dq_in = upload(to_bf16(q)), dk_in = upload(to_bf16(k)), dv_in = upload(to_bf16(v)),
+                           ddy = upload(to_bf16(dy));
+  gpuaccept::CudaStream stream;
+  std::vector<std::unique_ptr<kg::Attention>> impls;
+  impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
+  if (kg::flash_attention_supported(T, NH, NKV, HD))
+    impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD));
+  // bf16 outputs: one rounding (2^-9 relative) plus fp32 sums and bf16 P/dS in the products
+  constexpr double kTolY = 1e-2, kTolGrad = 2e-2;
+  for (const auto& impl : impls) {
+    const AttentionGrads got = run_attention(*impl, dq_in, dk_in, dv_in, ddy, stream);
+    const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> outs[] = {
+        {"y", {&got.y, &want.y}}, {"dq", {&got.dq, &want.dq}}, {"dk", {&got.dk, &want.dk}}, {"dv", {&got.dv, &want.dv}}};
+    for (const auto& [what, pair] : outs) {
+      const double err = rel_l2(*pair.first, *pair.second);
+      const double tol = std::string(what) == "y" ? kTolY : kTolGrad;
+      check_line("attention", std::string(impl->name()) + " " + shape + " " + what,
+                 fmt_double("rel_l2", err) + " " + fmt_double("tol", tol), err <= tol);
+    }
+    if (std::string(impl->name()) == "flash") {
+      const AttentionGrads again = run_attention(*impl, dq_in, dk_in, dv_in, ddy, stream);
+      const bool same = again.y == got.y && again.dq == got.dq && again.dk == got.dk && again.dv == got.dv;
+      check_line("attention_deterministic", std::string(impl->name()) + " " + shape,
+                 same ? "bitwise_equal=1" : "bitwise_equal=0", same);
+    }
+  }
+}
+
+// "model info attention_timing ..." (not a check): forward and backward ms of each
+// implementation at the phase's shape, cudaEvent timing, best and mean of `reps` after a warm-up.
+void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
+  const std::size_t nq = static_cast<std::size_t>(B) * T * NH * HD, nkv = static_cast<std::size_t>(B) * T * NKV * HD;
+  Rng rng{99};
+  const DeviceBuffer<bf16> q = upload(to_bf16(random_bf16_values(nq, 2.0, rng))),
+                           k = upload(to_bf16(random_bf16_values(nkv, 1.0, rng))),
+                           v = upload(to_bf16(random_bf16_values(nkv, 1.0, rng))),
+                           dy = upload(to_bf16(random_bf16_values(nq, 1.0, rng)));
+  DeviceBuffer<bf16> y(nq), dq(nq), dk(nkv), dv(nkv);
+  gpuaccept::CudaStream stream;
+  kg::Gemm gemm(false, false);
+  // causal FLOPs: 2 products of 2 T^2/2 HD per head forward, 5 backward (incl. recompute of P)
+  const double flop_fwd = 2.0 * 2.0 * B * NH * (static_cast<double>(T) * T / 2) * HD;
+  const double flop_bwd = 2.5 * flop_fwd;
+  std::vector<std::unique_ptr<kg::Attention>> impls;
+  impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
+  if (kg::flash_attention_supported(T, NH, NKV, HD))
+    impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD));
+  for (const auto& impl : impls) {
+    gpuaccept::CudaEvent e0, e1, e2;
+    double fwd_best = 1e30, bwd_best = 1e30, fwd_sum = 0, bwd_sum = 0;
+    for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up
+      e0.record(stream);
+      impl->forward(y.get(), q.get(), k.get(), v.get(), gemm, stream);
+      e1.record(stream);
+      impl->backward(dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
+      e2.record(stream);
+      const double f = e1.elapsed_ms_since(e0), b = e2.elapsed_ms_since(e1);
+      if (rep < 0) continue;
+      fwd_best = std::min(fwd_best, f), bwd_best = std::min(bwd_best, b), fwd_sum += f, bwd_sum += b;
+    }
+    std::printf("model info attention_timing %s B=%d T=%d NH=%d NKV=%d HD=%d forward_ms=%.3f (mean %.3f, %.0f TFLOP/s) "
+                "backward_ms=%.3f (mean %.3f, %.0f TFLOP/s) reps=%d device_MiB=%.1f\n",
+                impl->name(), B, T, NH, NKV, HD, fwd_best, fwd_sum / reps, flop_fwd / fwd_best * 1e-9, bwd_best,
+                bwd_sum / reps, flop_bwd / bwd_best * 1e-9, reps, static_cast<double>(impl->device_bytes()) / (1 << 20));
+    std::fflush(stdout);
+  }
+}
+
+fs::LoraConfig mid_all_p0(fs::LoraConfig l) {
+  l.dropout = 0;
+  return l;
+}
+
 std::vector<Case> cases() {
   fs::LoraConfig tiny_lora;
   tiny_lora.rank = 2;
@@ -514,6 +667,8 @@ std::vector<Case> cases() {
   tiny_drop.dropout = 0.25;
 
   const fs::QwenConfig mid{1000, 256, 2, 4, 2, 64, 512, 128, 1e-6, 1e6};
+  // Qwen2's head size: the model's attention is FlashAttention here (GemmAttention above)
+  const fs::QwenConfig mid128{1000, 512, 2, 4, 2, 128, 512, 192, 1e-6, 1e6};
   fs::LoraConfig mid_lora;
   mid_lora.rank = 8;
   mid_lora.alpha = 16;  // scale 2
@@ -534,6 +689,8 @@ std::vector<Case> cases() {
       {"mid-qkvo-p0.1", mid, mid_drop, 2, 128, 0.02, 0.05},
       {"mid-all-p0.1", mid, mid_all, 2, 128, 0.02, 0.05, false, 96, true},  // 3 chunks of logits
       {"mid-qkvo-p0.1-naive", mid, mid_drop, 2, 128, 0.02, 0.05, true},
+      {"mid128-qkvo-p0.1", mid128, mid_drop, 2, 192, 0.02, 0.05},
+      {"mid128-all-p0", mid128, mid_all_p0(mid_all), 2, 128, 0.02, 0.05, false, 1024, true},
   };
 }
 
@@ -578,6 +735,15 @@ int main(int argc, char** argv) {
     });
     if (!have_reference || cpu_only) continue;
     guarded("gpu", k.name, [&] { run_gpu(k, in, ref); });
+  }
+
+  if (!cpu_only) {
+    // Attention alone: T not a multiple of 128 (192), GQA groups of 2 and of 7 (Qwen2-7B's 28/4)
+    for (const auto& [B, T, NH, NKV] : {std::array<int, 4>{2, 64, 4, 2}, std::array<int, 4>{2, 192, 4, 2},
+                                        std::array<int, 4>{1, 128, 28, 4}, std::array<int, 4>{2, 256, 4, 4}})
+      guarded("attention", "B" + std::to_string(B) + "_T" + std::to_string(T), [&] { test_attention(B, T, NH, NKV, 128); });
+    guarded("attention", "HD64", [&] { test_attention(2, 128, 4, 2, 64); });  // GemmAttention only
+    guarded("attention_timing", "qwen2-7b", [&] { time_attention(2, 4096, 28, 4, 128, 5); });
   }
 
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

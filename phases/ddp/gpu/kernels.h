@@ -7,8 +7,9 @@
 // padded vocabulary (a multiple of 128; only the first V entries are real tokens).
 // Every tensor is row-major and contiguous.
 //
-// Anything that runs after the gradient all-reduce (global norm, AdamW) is deterministic
-// bit for bit, so replicas that start equal stay equal.
+// What runs after the gradient all-reduce (global norm, clipping, AdamW) is src/train's,
+// shared with fsdp-lora (train/optimizer_kernels.h): deterministic bit for bit, so replicas
+// that start equal stay equal.
 #pragma once
 
 #include <cstddef>
@@ -113,31 +114,6 @@ void cross_entropy_forward_backward(bf16* logits, float* losses, const int* targ
 
 // dbias[o] += sum_n dout[n,o]      dout (N,OC) bf16, dbias (OC) fp32
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
-
-// Sum of squares of g[0..n), deterministic: a fixed grid writes one partial sum per block
-// to `partials` (kNormPartials floats), then one block adds them in a fixed order into
-// *out (fp32, overwritten). The same input gives the same bits on every GPU.
-inline constexpr int kNormPartials = 1024;
-void sum_of_squares(float* out, float* partials, const float* g, std::size_t n, cudaStream_t stream);
-
-// AdamW on n parameters, PyTorch's form (decoupled weight decay):
-//   g = grad * grad_scale  (grad_scale: 1/world averaging already done by NCCL; clipping factor here)
-//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
-//   mhat = m / (1 - b1^t);  vhat = v / (1 - b2^t)
-//   master -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * master)
-//   params = bf16(master)
-// grad_scale is read from device memory (computed there from the global norm), so the
-// step needs no host round trip. t counts from 1.
-struct AdamW {
-  float lr, beta1, beta2, eps, weight_decay;
-  int t;
-};
-void adamw_update(float* master, bf16* params, float* m, float* v, const float* grad, const float* grad_scale,
-                  std::size_t n, AdamW h, cudaStream_t stream);
-
-// *scale = max_norm / max(sqrt(*sumsq), max_norm) (1 when the norm is within max_norm, no
-// clipping when max_norm <= 0); *norm = sqrt(*sumsq). One thread.
-void clip_scale(float* scale, float* norm, const float* sumsq, float max_norm, cudaStream_t stream);
 
 // params[i] = bf16(master[i])  (also gradients before a bf16 all-reduce, gpu/gradient_sync.h)
 void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream);

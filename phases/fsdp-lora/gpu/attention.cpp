@@ -1,7 +1,9 @@
 #include "fsdp-lora/gpu/attention.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -108,7 +110,39 @@ void GemmAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&
   tokens_from_heads(dv, NKV * HD, dvh_.get(), B, T, NKV, HD, s);
 }
 
+// ---------------------------------------------------------------- FlashAttention
+
+FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD) : B_(B), T_(T), NH_(NH), NKV_(NKV) {
+  if (B < 1 || !flash_attention_supported(T, NH, NKV, HD))
+    throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={}: needs B >= 1, HD = {}, "
+                                            "T a positive multiple of {}, NH a multiple of NKV",
+                                            B, T, NH, NKV, HD, kFlashHeadDim, kFlashBlock));
+  lse_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
+  delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
+}
+
+std::size_t FlashAttention::device_bytes() const { return lse_.bytes() + delta_.bytes(); }
+
+void FlashAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
+  flash_attention_forward(y, lse_.get(), q, k, v, B_, T_, NH_, NKV_, s);
+  q_ = q, k_ = k, v_ = v, y_ = y;
+}
+
+void FlashAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {
+  if (!y_) throw std::logic_error("flash attention: backward() before forward()");
+  flash_attention_backward(dq, dk, dv, delta_.get(), dy, y_, lse_.get(), q_, k_, v_, B_, T_, NH_, NKV_, s);
+}
+
+// ---------------------------------------------------------------- the choice
+
 std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD) {
+  const char* env = std::getenv("GPUACCEPT_FSDP_ATTENTION");
+  const std::string choice = env && *env ? env : "auto";
+  if (choice == "gemm") return std::make_unique<GemmAttention>(B, T, NH, NKV, HD);
+  if (choice == "flash") return std::make_unique<FlashAttention>(B, T, NH, NKV, HD);
+  if (choice != "auto")
+    throw std::invalid_argument("GPUACCEPT_FSDP_ATTENTION=" + choice + ": expected gemm, flash or auto");
+  if (flash_attention_supported(T, NH, NKV, HD)) return std::make_unique<FlashAttention>(B, T, NH, NKV, HD);
   return std::make_unique<GemmAttention>(B, T, NH, NKV, HD);
 }
 

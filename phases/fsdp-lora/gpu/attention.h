@@ -2,7 +2,9 @@
 // GEMM-and-softmax version below can be swapped for a fused (flash) one without touching the
 // model: token-major q, k, v in (after RoPE), token-major output out, and backward right after
 // the forward of the same layer (the model recomputes a layer just before its backward, so one
-// layer's saved state is all an implementation keeps).
+// layer's saved state is all an implementation keeps). An implementation may keep pointers to
+// forward's q, k, v and y and read them again in backward: the caller leaves those buffers
+// unchanged from forward() to backward() (QwenLoraModel does: y feeds o_proj's backward).
 //
 // Math (../cpu_reference.h): query head h reads key/value head h / G, G = NH / NKV;
 //   att[t1, t2] = softmax_{t2 <= t1}(q_t1 . k_t2 / sqrt(HD)),   y_t1 = sum_t2 att[t1, t2] v_t2.
@@ -55,6 +57,30 @@ class GemmAttention final : public Attention {
   DeviceBuffer<bf16> dkh_, dvh_;  // (B, NKV, T, HD)
 };
 
+// Fused causal attention for HD = 128 (FlashAttention-2, gpu/kernels/flash_attention.cu,
+// kernels.h's flash_attention_*): no (T, T) matrix anywhere, key blocks above the diagonal
+// skipped, q, k, v read token-major in place. Keeps the forward's logsumexp per query row
+// (B, NH, T) fp32 for backward, and pointers to forward's q, k, v and y (see above). The
+// backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
+// thread block, dq has its own pass. T % 64 == 0 (fsdp_config.h requires it of seq_len).
+class FlashAttention final : public Attention {
+ public:
+  FlashAttention(int B, int T, int NH, int NKV, int HD);
+  void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) override;
+  void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
+  std::size_t device_bytes() const override;
+  const char* name() const override { return "flash"; }
+
+ private:
+  int B_, T_, NH_, NKV_;
+  DeviceBuffer<float> lse_;    // (B, NH, T)  ln sum_t2 exp(scaled score), from forward
+  DeviceBuffer<float> delta_;  // (B, NH, T)  rowsum(dy o y), backward's workspace
+  const bf16 *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *y_ = nullptr;  // forward's, the caller's buffers
+};
+
+// FlashAttention where it applies (HD == 128, T % 64 == 0), GemmAttention otherwise. The
+// environment variable GPUACCEPT_FSDP_ATTENTION chooses by hand: "gemm" (always the
+// reference), "flash" (FlashAttention or an std::invalid_argument), "auto" or unset (as above).
 std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD);
 
 }  // namespace gpuaccept::fsdp::gpu

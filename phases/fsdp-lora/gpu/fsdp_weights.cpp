@@ -4,9 +4,9 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
 #include "fsdp-lora/base_init.h"
 
 namespace gpuaccept::fsdp::gpu {
@@ -18,14 +18,6 @@ std::size_t sz(std::uint64_t v) { return static_cast<std::size_t>(v); }
 const char* kind_name(WeightKind k) {
   return k == WeightKind::embedding ? "embedding" : k == WeightKind::head ? "head" : "layer";
 }
-
-// NVTX range for the profilers, open for the object's lifetime.
-struct NvtxRange {
-  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 }  // namespace
 

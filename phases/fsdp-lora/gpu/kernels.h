@@ -271,4 +271,26 @@ void naive_gemm(const RowMajorGemm& g, cudaStream_t stream);
 // host_layer_shard / host_vocab_shard compute.
 void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, cudaStream_t stream);
 
+// ---- flash attention (head size 128, grouped-query, causal) --------------------------------
+// gpu/kernels/flash_attention.cu; gpu/attention.h's FlashAttention is the model's user.
+// q, y, dq, dy token-major (B, T, NH, 128) contiguous (rows NH*128 apart), k, v, dk, dv
+// (B, T, NKV, 128) (rows NKV*128 apart); query head h reads key/value head h / (NH/NKV):
+//   y[b,t,h,:] = sum_{t2 <= t} softmax_t2(q[b,t,h,:] . k[b,t2,h/G,:] / sqrt(128)) v[b,t2,h/G,:]
+// lse (B, NH, T) fp32: the natural-log sum of exp of the scaled scores per query row, written
+// by the forward and read by the backward (which recomputes the probabilities from it).
+// delta (B, NH, T) fp32: the backward's workspace, rowsum(dy o y). Scores, softmax statistics
+// and every product accumulate in fp32; y, dq, dk, dv are rounded once to bf16 (overwritten).
+// The backward is deterministic (no atomics: dk, dv of a key/value head summed over its
+// query heads inside one block, dq in its own pass). T must be a multiple of kFlashBlock (64),
+// NH a multiple of NKV; every pointer 16-byte aligned. Outputs must not overlap inputs.
+inline constexpr int kFlashHeadDim = 128;
+inline constexpr int kFlashBlock = 64;
+bool flash_attention_supported(int T, int NH, int NKV, int HD);
+void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                             int NKV, cudaStream_t stream);
+// y and lse from flash_attention_forward of the same q, k, v.
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
+                              const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                              int NKV, cudaStream_t stream);
+
 }  // namespace gpuaccept::fsdp::gpu

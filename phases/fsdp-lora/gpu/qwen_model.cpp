@@ -6,9 +6,9 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
 #include "ddp/gpu/kernels.h"
 
 namespace gpuaccept::fsdp::gpu {
@@ -17,14 +17,6 @@ namespace {
 
 std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
 std::size_t index_of(Projection p) { return static_cast<std::size_t>(p); }
-
-// An NVTX range for the profilers (nsys), open for the object's lifetime.
-struct NvtxRange {
-  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 const QwenConfig& checked(const QwenConfig& c, const LoraConfig& lora, int B, int T, const ModelOptions& o) {
   validate(c);

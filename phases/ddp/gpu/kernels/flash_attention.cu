@@ -19,6 +19,7 @@
 // g+8, columns 2t and 2t+1 -- the same places a 16x16 A operand wants them, so P goes from
 // one product into the next without leaving registers.
 #include "ddp/gpu/kernels/common.cuh"
+#include "train/kernels/tensor_core.cuh"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -40,42 +41,14 @@ constexpr int kForwardTiles = 1;
 constexpr int kForwardThreads = kBlock / (16 * kForwardTiles) * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
-__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const bf16* p) {
-  const auto a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-__device__ inline void ldmatrix_x4_trans(uint32_t (&r)[4], const bf16* p) {
-  const auto a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-// d (16x8) += a (16x16, row) b (16x8, col)
-__device__ inline void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ inline uint32_t pack(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-// Global -> shared copies that run in the background (cp.async, 16 bytes each): the next
-// tile streams in while the tensor cores work on this one. commit() closes a group of
-// copies; wait<n>() waits until at most n groups are still in flight.
-__device__ inline void copy_async16(void* dst, const void* src) {
-  const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-}
-__device__ inline void commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ inline void wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+// Tensor-core and copy primitives: src/train/kernels/tensor_core.cuh.
+using train::tc::commit;
+using train::tc::copy_async16;
+using train::tc::ldmatrix_x4;
+using train::tc::ldmatrix_x4_trans;
+using train::tc::mma;
+using train::tc::pack;
+using train::tc::wait;
 
 // A 64 x 64 tile (64 consecutive rows, `ld` elements apart) into shared memory.
 __device__ inline void load_tile(bf16* dst, const bf16* src, int ld) {

@@ -1,4 +1,4 @@
-#include "ddp/arrival_progress.h"
+#include "train/arrival_progress.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace gpuaccept::ddp {
+namespace gpuaccept::train {
 
 namespace {
 constexpr std::array<std::string_view, 4> kRunOrder{"all", "equivalence", "single_gpu", "node"};
@@ -26,4 +26,4 @@ std::string describe_arrival_progress(long long progress) {
   return fmt::format("step {} of run '{}'", progress % kStepsPerRun, kRunOrder[static_cast<std::size_t>(run - 1)]);
 }
 
-}  // namespace gpuaccept::ddp
+}  // namespace gpuaccept::train

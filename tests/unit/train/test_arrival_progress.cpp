@@ -1,14 +1,14 @@
-// The ddp phase's arrival progress: what tells, after a timeout, which rank did not arrive.
+// The training phases' arrival progress: what tells, after a timeout, which rank did not arrive.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
 #include <vector>
 
 #include "cuda/arrival_board.h"
-#include "ddp/arrival_progress.h"
+#include "train/arrival_progress.h"
 
 using namespace gpuaccept;
-using namespace gpuaccept::ddp;
+using namespace gpuaccept::train;
 
 TEST_CASE("arrival progress rises within a run and across runs in the phase's order") {
   CHECK(arrival_progress("all", 2) > arrival_progress("all", 1));

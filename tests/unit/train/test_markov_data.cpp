@@ -9,7 +9,7 @@
 
 using namespace gpuaccept::train;
 
-TEST_CASE("Markov batches are deterministic per (seed, rank, step) and differ otherwise", "[ddp][markov]") {
+TEST_CASE("Markov batches are deterministic per (seed, rank, step) and differ otherwise", "[train][markov]") {
   const MarkovData data(11, 9), same_seed(11, 9), other_seed(11, 10);
   const auto a = data.sample(0, 5, 4, 16);
   CHECK(a.tokens == same_seed.sample(0, 5, 4, 16).tokens);
@@ -19,7 +19,7 @@ TEST_CASE("Markov batches are deterministic per (seed, rank, step) and differ ot
   CHECK(a.tokens != other_seed.sample(0, 5, 4, 16).tokens);
 }
 
-TEST_CASE("Markov targets are the next token of the walk", "[ddp][markov]") {
+TEST_CASE("Markov targets are the next token of the walk", "[train][markov]") {
   const MarkovData data(11, 9);
   const int B = 3, T = 10;
   const auto batch = data.sample(2, 1, B, T);
@@ -28,7 +28,7 @@ TEST_CASE("Markov targets are the next token of the walk", "[ddp][markov]") {
     for (int t = 0; t + 1 < T; ++t) CHECK(batch.targets[b * T + t] == batch.tokens[b * T + t + 1]);
 }
 
-TEST_CASE("the empirical conditional entropy of a long sample matches entropy_rate()", "[ddp][markov]") {
+TEST_CASE("the empirical conditional entropy of a long sample matches entropy_rate()", "[train][markov]") {
   const int V = 11, successors = 4;
   const MarkovData data(V, 123, successors);
   const double pi_sum = std::accumulate(data.stationary().begin(), data.stationary().end(), 0.0);
@@ -58,7 +58,7 @@ TEST_CASE("the empirical conditional entropy of a long sample matches entropy_ra
   for (int i = 0; i < V; ++i) CHECK(from_counts[i] / total == Approx(data.stationary()[i]).margin(0.01));
 }
 
-TEST_CASE("a GPT-2-sized vocabulary builds a chain quickly", "[ddp][markov]") {
+TEST_CASE("a GPT-2-sized vocabulary builds a chain quickly", "[train][markov]") {
   const MarkovData data(50257, 1);
   const double pi_sum = std::accumulate(data.stationary().begin(), data.stationary().end(), 0.0);
   CHECK(pi_sum == Approx(1.0).epsilon(1e-9));
@@ -66,7 +66,7 @@ TEST_CASE("a GPT-2-sized vocabulary builds a chain quickly", "[ddp][markov]") {
   CHECK(std::all_of(batch.tokens.begin(), batch.tokens.end(), [](int id) { return id >= 0 && id < 50257; }));
 }
 
-TEST_CASE("MarkovData refuses a vocabulary it cannot build a chain over", "[ddp][markov]") {
+TEST_CASE("MarkovData refuses a vocabulary it cannot build a chain over", "[train][markov]") {
   CHECK_THROWS_AS(MarkovData(1, 0), std::invalid_argument);
   CHECK_THROWS_AS(MarkovData(11, 0).sample(-1, 0, 1, 1), std::invalid_argument);
 }

@@ -1,9 +1,11 @@
 // What runs after the gradient all-reduce: the global norm, the clipping factor, AdamW.
 // All of it must give the same bits on every replica, so no atomics and no launch shape
 // that depends on the device: the norm's reduction order is fixed by the constants below.
-#include "common.cuh"
+// Both training phases step with these (train/optimizer_kernels.h); the launch shapes are
+// the ones ddp measured with.
+#include "train/kernels/common.cuh"
 
-namespace gpuaccept::ddp::gpu {
+namespace gpuaccept::train {
 
 using namespace detail;
 
@@ -38,7 +40,7 @@ __global__ void clip_scale_kernel(float* scale, float* norm, const float* sumsq,
   *scale = max_norm > 0.f && nrm > max_norm ? __fdiv_rn(max_norm, nrm) : 1.f;
 }
 
-// AdamW as in kernels.h; bias_correction1/2 = 1 - beta^t, computed on the host.
+// AdamW as in optimizer_kernels.h; bias_correction1/2 = 1 - beta^t, computed on the host.
 __global__ void adamw_kernel(float* __restrict__ master, bf16* __restrict__ params, float* __restrict__ m,
                              float* __restrict__ v, const float* __restrict__ grad,
                              const float* __restrict__ grad_scale, std::size_t n, float lr, float beta1, float beta2,
@@ -85,4 +87,4 @@ void adamw_update(float* master, bf16* params, float* m, float* v, const float* 
   check_launch("adamw_update");
 }
 
-}  // namespace gpuaccept::ddp::gpu
+}  // namespace gpuaccept::train

@@ -1,0 +1,563 @@
+// Causal grouped-query attention without the T x T matrix in memory (FlashAttention-2, Dao
+// 2023) for a head size of 128 and T a multiple of 64 (kernels.h gives the interface). q, y,
+// dq, dy are token-major (B, T, NH, 128), k, v, dk, dv (B, T, NKV, 128); query head h reads
+// key/value head h / G, G = NH / NKV. ddp's kernels (ddp/gpu/kernels/flash_attention.cu, head
+// size 64, one key/value head per query head) are the model for these.
+//
+// Forward, per (b, h) and block of 64 queries (4 warps, 16 query rows each), over key blocks
+// 0..own (those above the diagonal are skipped):
+//   s = q k^T * scale;  m' = max(m, rowmax s);  p = exp(s - m');  l = l e^(m-m') + rowsum p;
+//   o = o e^(m-m') + p v;  at the end o /= l and lse = m + log l (kept for backward).
+// Backward (dS = P o (dP - delta), delta = rowsum(dO o O), P = exp(s - lse) recomputed):
+//   per (b, kv head) and block of 64 keys:  dV = sum_{g, i} P^T dO,  dK = scale sum_{g, i} dS^T Q
+//     over the G query heads g of the group and the query blocks i >= own: the group's sum is
+//     the CTA's own loop, so no two CTAs write the same rows of dK and dV;
+//   per (b, h) and block of 64 queries:     dQ = scale sum_j dS K   (key blocks j <= own).
+// No atomics anywhere: every value is summed in a fixed order, the same every run.
+//
+// The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
+// fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
+// accumulator fragments: an m16n8 accumulator holds, in thread (g = lane/4, t = lane%4), rows
+// g and g+8, columns 2t and 2t+1 -- the places a 16x16 A operand wants them, so P goes from
+// one product into the next without leaving registers. In the dK/dV kernel 8 warps share a
+// key block: warp (kw, half) computes P^T and dS^T for keys 16 kw.. and queries 32 half..,
+// puts them in shared memory (bf16), and then accumulates dV and dK for keys 16 kw.. and
+// head channels 64 half..: 64 fp32 accumulators a thread instead of 128.
+#include <nvtx3/nvToolsExt.h>
+
+#include "fsdp-lora/gpu/kernels/common.cuh"
+#include "train/kernels/tensor_core.cuh"
+
+namespace gpuaccept::fsdp::gpu {
+
+namespace {
+
+namespace dd = detail::dd;
+using detail::check_launch;
+using detail::require;
+
+constexpr int kD = kFlashHeadDim;  // 128: head size
+constexpr int kBlock = kFlashBlock;  // 64: queries (keys) per block
+constexpr int kStride = kD + 8;    // shared-memory row stride in bf16: 272 B keeps ldmatrix rows on distinct banks
+constexpr int kTile = kBlock * kStride;  // bf16 elements of one 64 x 128 shared-memory tile
+constexpr int kPStride = kBlock + 8;     // P^T and dS^T tiles (64 x 64) in the dK/dV kernel
+constexpr int kWarpThreads = 32;
+constexpr int kThreads = 4 * kWarpThreads;      // forward and dQ: 4 warps x 16 rows
+constexpr int kDkdvThreads = 8 * kWarpThreads;  // dK/dV: 4 key groups x 2 halves
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---- tensor-core and copy primitives: src/train/kernels/tensor_core.cuh
+using train::tc::commit;
+using train::tc::copy_async16;
+using train::tc::ldmatrix_x4;
+using train::tc::ldmatrix_x4_trans;
+using train::tc::mma;
+using train::tc::pack;
+using train::tc::wait;
+
+// A 64 x 128 tile (64 consecutive positions, rows `ld` elements apart) into shared memory.
+__device__ inline void load_tile(bf16* dst, const bf16* src, int ld) {
+  for (int i = threadIdx.x; i < kBlock * kD / 8; i += blockDim.x) {
+    const int row = i / (kD / 8), col = (i % (kD / 8)) * 8;
+    copy_async16(dst + row * kStride + col, src + static_cast<std::size_t>(row) * ld + col);
+  }
+}
+// 64 floats (one per row of a block).
+__device__ inline void load_row_values(float* dst, const float* src) {
+  if (threadIdx.x < kBlock / 4) copy_async16(dst + threadIdx.x * 4, src + threadIdx.x * 4);
+}
+
+template <typename Kernel>
+void allow_shared(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024) {
+    const cudaError_t rc = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    require(rc == cudaSuccess, "flash attention: the device cannot give the kernels their shared memory");
+  }
+}
+
+// ---- warp-level products (16 rows per warp) ------------------------------------------------
+
+// The A operand of 16 rows x 128 (8 k-steps) of a tile, `a` at the first of the 16 rows.
+using Operand = uint32_t[kD / 16][4];
+__device__ inline void load_a(Operand& a, const bf16* rows, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kD / 16; ++ks) ldmatrix_x4(a[ks], rows + (lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+}
+
+// acc (16 x 8NF) += a (16 x 128) * B^T, B the NF*8 rows of a tile from `b` on (over 128 columns).
+template <int NF>
+__device__ inline void mma_abt(float (&acc)[NF][4], const Operand& a, const bf16* b, int lane) {
+#pragma unroll
+  for (int n2 = 0; n2 < NF / 2; ++n2)
+#pragma unroll
+    for (int ks = 0; ks < kD / 16; ++ks) {
+      uint32_t f[4];
+      ldmatrix_x4(f, b + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
+      mma(acc[2 * n2], a[ks], f[0], f[1]);
+      mma(acc[2 * n2 + 1], a[ks], f[2], f[3]);
+    }
+}
+// The same with the A rows read from shared memory one k-step at a time (fewer registers).
+template <int NF>
+__device__ inline void mma_abt_smem(float (&acc)[NF][4], const bf16* a_rows, const bf16* b, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kD / 16; ++ks) {
+    uint32_t a[4];
+    ldmatrix_x4(a, a_rows + (lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int n2 = 0; n2 < NF / 2; ++n2) {
+      uint32_t f[4];
+      ldmatrix_x4(f, b + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
+      mma(acc[2 * n2], a, f[0], f[1]);
+      mma(acc[2 * n2 + 1], a, f[2], f[3]);
+    }
+  }
+}
+
+// acc (16 x 8ND) += p (16 x 8NK, accumulators turned A operands) * B, B the NK*8 rows of a
+// tile (rows are the inner dimension) from `b` on, its columns from b's on.
+template <int NK, int ND>
+__device__ inline void mma_pb(float (&acc)[ND][4], const float (&p)[NK][4], const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < NK / 2; ++kk) {
+    uint32_t a[4];
+    a[0] = pack(p[2 * kk][0], p[2 * kk][1]);
+    a[1] = pack(p[2 * kk][2], p[2 * kk][3]);
+    a[2] = pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
+    a[3] = pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+#pragma unroll
+    for (int d2 = 0; d2 < ND / 2; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[2 * d2], a, f[0], f[1]);
+      mma(acc[2 * d2 + 1], a, f[2], f[3]);
+    }
+  }
+}
+// acc (16 x 8ND) += A (16 x 64 bf16 in shared memory, rows kPStride apart, `a_rows` at the
+// first) * B (64 rows of a tile from `b` on).
+template <int ND>
+__device__ inline void mma_sb(float (&acc)[ND][4], const bf16* a_rows, const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBlock / 16; ++kk) {
+    uint32_t a[4];
+    ldmatrix_x4(a, a_rows + (lane % 16) * kPStride + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int d2 = 0; d2 < ND / 2; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[2 * d2], a, f[0], f[1]);
+      mma(acc[2 * d2 + 1], a, f[2], f[3]);
+    }
+  }
+}
+
+template <int NF>
+__device__ inline void zero(float (&acc)[NF][4]) {
+#pragma unroll
+  for (auto& f : acc)
+#pragma unroll
+    for (float& x : f) x = 0.f;
+}
+
+// Rows g and g+8 (row0, row0 + 8 of the destination) of a warp's 16 x 8NF accumulator,
+// scaled, to rows `ld` elements apart, columns from `dst` on.
+template <int NF>
+__device__ inline void store_rows(bf16* dst, int ld, const float (&acc)[NF][4], int row0, float s0, float s1, int t) {
+  bf16* r0 = dst + static_cast<std::size_t>(row0) * ld;
+  bf16* r1 = dst + static_cast<std::size_t>(row0 + 8) * ld;
+#pragma unroll
+  for (int n = 0; n < NF; ++n) {
+    const int col = n * 8 + 2 * t;
+    *reinterpret_cast<__nv_bfloat162*>(r0 + col) = __floats2bfloat162_rn(acc[n][0] * s0, acc[n][1] * s0);
+    *reinterpret_cast<__nv_bfloat162*>(r1 + col) = __floats2bfloat162_rn(acc[n][2] * s1, acc[n][3] * s1);
+  }
+}
+
+// Causal mask of a diagonal block for a thread's rows r0 and r0 + 8 and its columns col0 +
+// (8n + 2t + j) (both counted from the block's first position). kAfterRow: columns after the
+// row get `value` (queries x keys); else columns before it (keys x queries).
+template <bool kAfterRow, int NF>
+__device__ inline void mask_diagonal(float (&s)[NF][4], int r0, int col0, int t, float value) {
+#pragma unroll
+  for (int n = 0; n < NF; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int col = col0 + n * 8 + 2 * t + j;
+      if (kAfterRow ? col > r0 : col < r0) s[n][j] = value;
+      if (kAfterRow ? col > r0 + 8 : col < r0 + 8) s[n][2 + j] = value;
+    }
+}
+
+// Where a head's rows start in a token-major tensor of `heads` heads: (b, T, heads, 128).
+__device__ inline std::size_t head_start(int b, int h, int T, int heads) {
+  return (static_cast<std::size_t>(b) * T * heads + h) * kD;
+}
+
+// ---- forward -----------------------------------------------------------------------------
+// Shared memory: q, then k and v twice (the tile in use and the next one).
+constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
+
+// Online softmax of one 16-row tile's scores s (raw q k^T, 64 keys): rows g and g + 8 are
+// this thread's (running max m in log2 units of the scaled scores, this thread's share l of
+// the row sum). acc is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
+__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], float& m0, float& m1, float& l0,
+                                      float& l1, float scale_log2) {
+  float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and the
+  // rescale factors are 0.
+  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
+  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+  m0 = n0;
+  m1 = n1;
+  float r0 = 0.f, r1 = 0.f;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
+      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
+      r0 += s[n][j];
+      r1 += s[n][2 + j];
+    }
+  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
+  l1 = l1 * a1 + r1;
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    acc[n][0] *= a0, acc[n][1] *= a0;
+    acc[n][2] *= a1, acc[n][3] *= a1;
+  }
+}
+
+// grid (B*NH, T/64): blockIdx.x = b*NH + h, the query block counted from the end (the longest
+// rows start first, for a short tail).
+__global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, float* lse, const bf16* q,
+                                                                    const bf16* k, const bf16* v, int T, int NH,
+                                                                    int NKV, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* skv = sq + kTile;  // [buffer][k, v]
+  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
+  const int qb = gridDim.y - 1 - blockIdx.y;
+  const int qs = NH * kD, ks = NKV * kD;  // row strides
+  const bf16* qh = q + head_start(b, h, T, NH);
+  const bf16* kh = k + head_start(b, kvh, T, NKV);
+  const bf16* vh = v + head_start(b, kvh, T, NKV);
+  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 16 + g;  // this thread's rows, counted from the block's first: r and r + 8
+
+  load_tile(sq, qh + qb * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+
+  Operand qa;
+  float acc[16][4], s[8][4];
+  zero(acc);
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  for (int kb = 0; kb <= qb; ++kb) {
+    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sv = sk + kTile;
+    if (kb < qb) {  // the next key block into the other buffer, free since the last step
+      bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
+      load_tile(next, kh + (kb + 1) * ktile, ks);
+      load_tile(next + kTile, vh + (kb + 1) * ktile, ks);
+      commit();
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    if (kb == 0) load_a(qa, sq + warp * 16 * kStride, lane);
+    zero(s);
+    mma_abt(s, qa, sk, lane);  // s = q k^T
+    if (kb == qb) mask_diagonal<true>(s, r, 0, t, -INFINITY);
+    online_softmax(s, acc, m0, m1, l0, l1, scale_log2);
+    mma_pb(acc, s, sv, lane);  // o += p v
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  float sum[2] = {l0, l1};
+  for (float& x : sum) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    x += __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  const int row0 = qb * kBlock + r;
+  store_rows(y + head_start(b, h, T, NH), qs, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
+  if (t == 0) {
+    // lse in natural units of the scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
+    float* L = lse + static_cast<std::size_t>(blockIdx.x) * T;
+    L[row0] = (m0 + log2f(sum[0])) / kLog2e;
+    L[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
+  }
+}
+
+// ---- backward: delta ---------------------------------------------------------------------
+// delta[b,h,t] = sum_d dy[b,t,h,d] * y[b,t,h,d]. 16 lanes per row of 128, 16 bytes each.
+constexpr int kDeltaLanes = kD / 8;
+__global__ void attention_delta_kernel(float* delta, const bf16* dy, const bf16* y, int B, int T, int NH) {
+  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long item = thread / kDeltaLanes;  // (b, t, h)
+  const bool inside = item < static_cast<long long>(B) * T * NH;  // every lane joins the shuffles
+  float acc = 0.f;
+  if (inside) {
+    const std::size_t at = static_cast<std::size_t>(item) * kD + (thread % kDeltaLanes) * 8;
+    float x[8], w[8];
+    dd::load_bf16<8>(x, dy + at);
+    dd::load_bf16<8>(w, y + at);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc = fmaf(x[i], w[i], acc);
+  }
+  for (int offset = kDeltaLanes / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+  if (inside && thread % kDeltaLanes == 0) {
+    const int h = static_cast<int>(item % NH);
+    const long long bt = item / NH;
+    const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
+    delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = acc;
+  }
+}
+
+// ---- backward: dK, dV ----------------------------------------------------------------------
+// One CTA per (b, kv head, block of 64 keys), looping over the G query heads of the group and,
+// for each, the query blocks at or after its own. Shared memory: k, v; then q, dO, lse and
+// delta twice (in use, next); then P^T and dS^T (64 keys x 64 queries, bf16).
+constexpr int kRowValues = 2 * kBlock;  // floats: lse and delta of one query block
+constexpr int kDkdvShared = (2 * kTile + 2 * 2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16)) +
+                            2 * kRowValues * static_cast<int>(sizeof(float));
+
+// grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block (block 0 sees
+// every query: the longest first).
+__global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
+    bf16* dk, bf16* dv, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
+    const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sk = reinterpret_cast<bf16*>(smem);
+  bf16* sv = sk + kTile;
+  bf16* sqdo = sv + kTile;               // [buffer][q, dO]
+  bf16* sp = sqdo + 4 * kTile;           // P^T  (64 keys x 64 queries)
+  bf16* sds = sp + kBlock * kPStride;    // dS^T (64 keys x 64 queries)
+  float* srow = reinterpret_cast<float*>(sds + kBlock * kPStride);  // [buffer][lse, delta]
+  const int G = NH / NKV;
+  const int b = blockIdx.x / NKV, kvh = blockIdx.x % NKV;
+  const int kb = blockIdx.y;
+  const int qs = NH * kD, ks = NKV * kD;
+  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int kw = warp % 4, half = warp / 4;  // keys 16 kw .. +16; queries (then head channels) of this half
+  const int r = kw * 16 + g;                 // this thread's keys, counted from the block's first: r and r + 8
+  const int blocks = T / kBlock, per_head = blocks - kb, steps = G * per_head;
+
+  // Step i: query head kvh * G + i / per_head, query block kb + i % per_head.
+  auto load_step = [&](int i, int buf) {
+    const int h = kvh * G + i / per_head, qb = kb + i % per_head;
+    bf16* dst = sqdo + buf * 2 * kTile;
+    load_tile(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
+    load_tile(dst + kTile, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+    const std::size_t rows = (static_cast<std::size_t>(b) * NH + h) * T + static_cast<std::size_t>(qb) * kBlock;
+    load_row_values(srow + buf * kRowValues, lse + rows);
+    load_row_values(srow + buf * kRowValues + kBlock, delta + rows);
+    commit();
+  };
+  load_tile(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_tile(sv, v + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_step(0, 0);  // one group with k and v
+
+  float dk_acc[8][4], dv_acc[8][4];  // keys r, r + 8 x head channels 64 half + (8n + 2t, +1)
+  zero(dk_acc);
+  zero(dv_acc);
+  for (int i = 0; i < steps; ++i) {
+    const int buf = i % 2, qb = kb + i % per_head;
+    if (i + 1 < steps) {
+      load_step(i + 1, 1 - buf);
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    const bf16* sq = sqdo + buf * 2 * kTile;
+    const bf16* sdo = sq + kTile;
+    const float* sl = srow + buf * kRowValues;
+    const float* sd = sl + kBlock;
+    // P^T (16 keys x 32 queries) = exp(k q^T * scale - lse[query]), 0 where query < key
+    float p[4][4], dp[4][4];
+    zero(p);
+    mma_abt_smem(p, sk + kw * 16 * kStride, sq + half * 32 * kStride, lane);
+    // dP^T (16 keys x 32 queries) = v dO^T
+    zero(dp);
+    mma_abt_smem(dp, sv + kw * 16 * kStride, sdo + half * 32 * kStride, lane);
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int col = half * 32 + n * 8 + 2 * t + j;
+        const float l2 = sl[col] * kLog2e, d = sd[col];
+        p[n][j] = exp2f(fmaf(p[n][j], scale_log2, -l2));
+        p[n][2 + j] = exp2f(fmaf(p[n][2 + j], scale_log2, -l2));
+        dp[n][j] = dp[n][j] - d;
+        dp[n][2 + j] = dp[n][2 + j] - d;
+      }
+    if (qb == kb) mask_diagonal<false>(p, r, half * 32, t, 0.f);
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      const int col = half * 32 + n * 8 + 2 * t;
+      // dS^T = P^T (dP^T - delta[query])
+      *reinterpret_cast<__nv_bfloat162*>(sp + r * kPStride + col) = __floats2bfloat162_rn(p[n][0], p[n][1]);
+      *reinterpret_cast<__nv_bfloat162*>(sp + (r + 8) * kPStride + col) = __floats2bfloat162_rn(p[n][2], p[n][3]);
+      *reinterpret_cast<__nv_bfloat162*>(sds + r * kPStride + col) =
+          __floats2bfloat162_rn(p[n][0] * dp[n][0], p[n][1] * dp[n][1]);
+      *reinterpret_cast<__nv_bfloat162*>(sds + (r + 8) * kPStride + col) =
+          __floats2bfloat162_rn(p[n][2] * dp[n][2], p[n][3] * dp[n][3]);
+    }
+    __syncthreads();  // P^T and dS^T complete
+    mma_sb(dv_acc, sp + kw * 16 * kPStride, sdo + half * 64, lane);   // dV += P^T dO
+    mma_sb(dk_acc, sds + kw * 16 * kPStride, sq + half * 64, lane);   // dK += dS^T Q
+    __syncthreads();  // every warp is done with this buffer and P^T, dS^T before they are refilled
+  }
+  const std::size_t out = head_start(b, kvh, T, NKV) + static_cast<std::size_t>(half) * 64;
+  store_rows(dk + out, ks, dk_acc, kb * kBlock + r, scale, scale, t);
+  store_rows(dv + out, ks, dv_acc, kb * kBlock + r, 1.f, 1.f, t);
+}
+
+// ---- backward: dQ --------------------------------------------------------------------------
+// One CTA per (b, h, block of 64 queries; 4 warps x 16 queries), over the key blocks it sees.
+// Shared memory: q, dO, then k and v twice (in use, next).
+constexpr int kDqShared = 6 * kTile * static_cast<int>(sizeof(bf16));
+
+__global__ void __launch_bounds__(kThreads, 2) flash_backward_dq_kernel(bf16* dq, const bf16* q, const bf16* k,
+                                                                        const bf16* v, const bf16* dy,
+                                                                        const float* lse, const float* delta, int T,
+                                                                        int NH, int NKV, float scale,
+                                                                        float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* sdo = sq + kTile;
+  bf16* skv = sdo + kTile;  // [buffer][k, v]
+  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
+  const int qb = gridDim.y - 1 - blockIdx.y;
+  const int qs = NH * kD, ks = NKV * kD;
+  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const bf16* kh = k + head_start(b, kvh, T, NKV);
+  const bf16* vh = v + head_start(b, kvh, T, NKV);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 16 + g;
+  const int row0 = qb * kBlock + r;
+
+  load_tile(sq, q + head_start(b, h, T, NH) + qb * qtile, qs);
+  load_tile(sdo, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+  const float* L = lse + static_cast<std::size_t>(blockIdx.x) * T;
+  const float* D = delta + static_cast<std::size_t>(blockIdx.x) * T;
+  const float l0 = L[row0] * kLog2e, l1 = L[row0 + 8] * kLog2e, d0 = D[row0], d1 = D[row0 + 8];
+
+  float dq_acc[16][4], p[8][4], dp[8][4];
+  zero(dq_acc);
+  for (int kb = 0; kb <= qb; ++kb) {
+    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sv = sk + kTile;
+    if (kb < qb) {
+      bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
+      load_tile(next, kh + (kb + 1) * ktile, ks);
+      load_tile(next + kTile, vh + (kb + 1) * ktile, ks);
+      commit();
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    zero(p);
+    mma_abt_smem(p, sq + warp * 16 * kStride, sk, lane);  // q k^T
+    zero(dp);
+    mma_abt_smem(dp, sdo + warp * 16 * kStride, sv, lane);  // dO v^T
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        p[n][j] = exp2f(fmaf(p[n][j], scale_log2, -l0));
+        p[n][2 + j] = exp2f(fmaf(p[n][2 + j], scale_log2, -l1));
+      }
+    if (kb == qb) mask_diagonal<true>(p, r, 0, t, 0.f);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        dp[n][j] = p[n][j] * (dp[n][j] - d0);  // dS
+        dp[n][2 + j] = p[n][2 + j] * (dp[n][2 + j] - d1);
+      }
+    mma_pb(dq_acc, dp, sk, lane);  // dQ += dS k
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  store_rows(dq + head_start(b, h, T, NH), qs, dq_acc, row0, scale, scale, t);
+}
+
+void check_shape(const char* what, int B, int T, int NH, int NKV) {
+  (void)what;
+  require(B > 0 && NH > 0 && NKV > 0 && NH % NKV == 0, "flash attention: B, NH, NKV positive, NH a multiple of NKV");
+  require(T > 0 && T % kBlock == 0, "flash attention: T must be a positive multiple of 64");
+  require(static_cast<long long>(B) * NH <= 0x7fffffffLL && T / kBlock <= 65535, "flash attention: grid too large");
+}
+
+// An NVTX range for the profilers (nsys), open for the object's lifetime.
+struct NvtxRange {
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+}  // namespace
+
+bool flash_attention_supported(int T, int NH, int NKV, int HD) {
+  return HD == kD && T > 0 && T % kBlock == 0 && NH > 0 && NKV > 0 && NH % NKV == 0;
+}
+
+void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                             int NKV, cudaStream_t stream) {
+  check_shape("forward", B, T, NH, NKV);
+  require(dd::aligned16(q) && dd::aligned16(k) && dd::aligned16(v) && dd::aligned16(y),
+          "flash_attention_forward: q, k, v, y must be 16-byte aligned");
+  static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
+  (void)allowed;
+  NvtxRange range("flash_attention_forward");
+  const float scale = 1.f / std::sqrt(static_cast<float>(kD));
+  flash_forward_kernel<<<dim3(B * NH, T / kBlock), kThreads, kForwardShared, stream>>>(y, lse, q, k, v, T, NH, NKV,
+                                                                                       scale * kLog2e);
+  check_launch("flash_attention_forward");
+}
+
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
+                              const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                              int NKV, cudaStream_t stream) {
+  check_shape("backward", B, T, NH, NKV);
+  for (const void* p : {static_cast<const void*>(dq), static_cast<const void*>(dk), static_cast<const void*>(dv),
+                        static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
+                        static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
+                        static_cast<const void*>(delta)})
+    require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
+  static const bool allowed = (allow_shared(flash_backward_dkdv_kernel, kDkdvShared),
+                               allow_shared(flash_backward_dq_kernel, kDqShared), true);
+  (void)allowed;
+  NvtxRange range("flash_attention_backward");
+  const float scale = 1.f / std::sqrt(static_cast<float>(kD));
+  const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
+  attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dy, y, B, T, NH);
+  check_launch("flash_attention_backward (delta)");
+  flash_backward_dkdv_kernel<<<dim3(B * NKV, T / kBlock), kDkdvThreads, kDkdvShared, stream>>>(
+      dk, dv, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+  check_launch("flash_attention_backward (dk, dv)");
+  flash_backward_dq_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqShared, stream>>>(dq, q, k, v, dy, lse, delta, T,
+                                                                                     NH, NKV, scale, scale * kLog2e);
+  check_launch("flash_attention_backward (dq)");
+}
+
+}  // namespace gpuaccept::fsdp::gpu

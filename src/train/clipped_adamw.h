@@ -1,0 +1,41 @@
+// The optimizer step of both training phases (ddp: every GPT-2 weight, fsdp-lora: the flat
+// LoRA buffer), after the gradient all-reduce and all on the device: the global gradient
+// norm, its clipping factor and AdamW (train/optimizer_kernels.h), with the state they need.
+// The clip factor never visits the host; only the norm is copied back, for the step's record.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+#include "cuda/cuda_handles.h"
+#include "train/optimizer_kernels.h"
+
+namespace gpuaccept::train {
+
+class ClippedAdamW {
+ public:
+  explicit ClippedAdamW(std::size_t n);  // n parameters: AdamW's moments m, v (fp32)
+
+  // Zero moments: every training run starts with fresh AdamW state.
+  void reset(cudaStream_t stream);
+  // The global norm of grad[0..n) and the clipping factor for max_norm (<= 0: none).
+  void clip(const float* grad, std::size_t n, float max_norm, cudaStream_t stream);
+  // AdamW on the parameters [offset, offset + n), their gradients scaled by clip()'s factor.
+  // master, params and grad point at the first of them; the moments are this object's at offset.
+  void update(float* master, bf16* params, const float* grad, std::size_t offset, std::size_t n, const AdamW& h,
+              cudaStream_t stream);
+  // Enqueue the norm's copy to the host; host_norm() reads it once the stream got there.
+  void fetch_norm(cudaStream_t stream);
+  float host_norm() const { return host_norm_.get()[0]; }
+
+  // The learning rate at step t (from 1) after a linear warm-up over `warmup` steps (0: none).
+  static double warmed_up(double lr, int t, int warmup);
+
+ private:
+  DeviceBuffer<float> m_, v_;  // (n) AdamW moments
+  DeviceBuffer<float> sumsq_, partials_, scale_, norm_;  // (1), (kNormPartials), (1), (1)
+  PinnedBuffer<float> host_norm_;                        // (1)
+};
+
+}  // namespace gpuaccept::train
