@@ -65,6 +65,13 @@ void FsdpSummary::record_training(const FsdpRun& run) {
   log_rank0("fsdp-lora: learning {}: {}", to_string(r.status), r.message);
 }
 
+Params FsdpSummary::shape_params() const {
+  return {{"model", config_.model},
+          {"layers", std::to_string(config_.model_config().layers)},
+          {"seq_len", std::to_string(config_.seq_len)},
+          {"micro_batch", std::to_string(config_.micro_batch)}};
+}
+
 void FsdpSummary::record_throughput(const FsdpRun& run) {
   World& world = ctx_.world;
   ResultWriter& out = ctx_.results;
@@ -79,7 +86,9 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   if (times.empty()) return;  // (every rank alike: the run stopped before its first step)
   const train::StepRecord m = train::median_step(times, config_.timing_skip);
   const double rate = tokens_per_step() / (m.step_ms / 1e3);
-  const Params scale{{"scale", run.label}, {"gpus", std::to_string(run.comm_size)}};
+  Params scale = shape_params();
+  scale["scale"] = run.label;
+  scale["gpus"] = std::to_string(run.comm_size);
   out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
   const double g_ms = median_after(gather_ms, config_.timing_skip);
   const double g_exposed = median_after(exposed_ms, config_.timing_skip);
@@ -145,7 +154,9 @@ void FsdpSummary::record_memory(const MemoryPlan& plan, const FsdpRun& run, doub
   std::size_t free = 0, total = 0;
   GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   ResultWriter& out = ctx_.results;
-  const Params p{{"gpus", std::to_string(plan.world_size)}, {"recompute", plan.recompute ? "true" : "false"}};
+  Params p = shape_params();
+  p["gpus"] = std::to_string(plan.world_size);
+  p["recompute"] = plan.recompute ? "true" : "false";
   out.measure("memory", "planned_gib", static_cast<double>(plan.total()) / kGiB, "GiB", p).message =
       "memory_plan.h's figure for this rank (shards, gather buffers, LoRA and AdamW state, activations, workspaces, "
       "NCCL allowance)";

@@ -32,6 +32,9 @@ class FsdpSummary {
 
   void record_throughput(const FsdpRun& run);  // collective
   double tokens_per_step() const;              // this rank's tokens per optimizer step
+  // model, layers, seq_len and micro_batch: what a throughput or memory threshold keys on
+  // beside gpus (the quick profile's 4 layers and the full one's 28 are different figures).
+  Params shape_params() const;
 };
 
 }  // namespace gpuaccept::fsdp
