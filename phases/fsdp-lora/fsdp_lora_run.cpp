@@ -237,6 +237,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     model->set_weight_source(weights.get());
     model->set_final_norm(weights->final_norm());
     init_stream.synchronize();
+    const std::uint64_t base_before = weights->base_checksum(init_stream);  // frozen: must not change
     log_rank0("fsdp-lora: {} ({} layers, {} base parameters, {} LoRA parameters rank {} on {}), {} x {} tokens per GPU "
               "per micro-step, {} micro-steps per step, {} GPU(s); base shard {:.2f} GiB per GPU, gather buffers {:.2f} "
               "GiB, model buffers {:.2f} GiB; attention: {}; data: {}",
@@ -269,6 +270,16 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     // 4. Replicas: identical LoRA weights everywhere, bit for bit.
     stage_ = "replica comparison";
     summary.record_replicas(trainer->lora_master());
+    // The frozen base: this rank's shards the same bits after training as before.
+    const std::uint64_t base_after = weights->base_checksum(init_stream);
+    results_.check("base_unchanged", base_before == base_after ? Status::Pass : Status::Fail,
+                   base_before == base_after
+                       ? fmt::format("this rank's base shards ({:.2f} GiB) hold the same bits after training as "
+                                     "before (checksum {:016x})",
+                                     static_cast<double>(shards.rank_base_bytes()) / kGiB, base_after)
+                       : fmt::format("this rank's base shards changed during training (checksum {:016x} before, "
+                                     "{:016x} after): the frozen base was written",
+                                     base_before, base_after));
     summary.record_memory(plan, main_run, static_cast<double>(model->device_bytes()),
                           static_cast<double>(weights->device_bytes()));
     results_.check("equivalence", Status::Skip, "not implemented yet in fsdp-lora (1 GPU x N shards vs N GPUs)");

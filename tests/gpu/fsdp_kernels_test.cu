@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include "fsdp-lora/gpu/kernels.h"
+#include "train/checksum_kernels.h"
 
 namespace {
 
@@ -724,6 +725,28 @@ void run(const char* what, const std::function<void()>& test) {
   }
 }
 
+// train/checksum_kernels.h: the GPU's checksum equals the host's for sizes with and without a
+// tail shorter than 8 bytes, and one flipped bit changes it.
+void test_checksum(Rng& rng, std::size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  for (auto& b : host) b = static_cast<unsigned char>(rng.next() & 0xff);
+  Buffer<unsigned char> dev(host);
+  Buffer<std::uint64_t> out(1);
+  const auto device_sum = [&] {
+    gpuaccept::train::checksum_device(out.get(), dev.get(), bytes, nullptr);
+    return out.download()[0];
+  };
+  const std::uint64_t want = gpuaccept::train::checksum_host(host.data(), bytes);
+  const std::uint64_t got = device_sum();
+  const std::size_t at = rng.next() % bytes;
+  host[at] ^= 0x10;
+  dev.upload(host);
+  const bool changes = device_sum() != got && gpuaccept::train::checksum_host(host.data(), bytes) != want;
+  const std::string shape = "bytes=" + std::to_string(bytes);
+  report("checksum device=host", shape, got == want ? 0.0 : NAN, 0.0, kExact, got == want);
+  report("checksum sees a flipped bit", shape, changes ? 0.0 : NAN, 0.0, kExact, changes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -738,6 +761,9 @@ int main(int argc, char** argv) {
   Rng rng{20240611};
 
   run("cpu_reference", [&] { test_cpu_gradients(rng); });
+
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{13}, std::size_t{4096}, (std::size_t{1} << 20) + 5})
+    run("checksum", [&] { test_checksum(rng, bytes); });
 
   // Odd sizes (C, I, in not multiples of 8, misaligned pointers, strides with padding) take the
   // one-value paths and ragged tails; the others the 16-byte paths; the last of each is

@@ -112,16 +112,41 @@ void GemmAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&
 
 // ---------------------------------------------------------------- FlashAttention
 
-FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD) : B_(B), T_(T), NH_(NH), NKV_(NKV) {
+namespace {
+int flash_backward_variant(int requested) {
+  if (requested >= 0) {
+    if (requested >= kFlashBackwardVariants)
+      throw std::invalid_argument(fmt::format("flash attention: backward variant {} (0..{})", requested,
+                                              kFlashBackwardVariants - 1));
+    return requested;
+  }
+  const char* env = std::getenv("GPUACCEPT_FLASH_BWD");
+  if (!env || !*env) return kFlashBackwardDefault;
+  const std::string s = env;
+  if (s.size() != 1 || s[0] < '0' || s[0] - '0' >= kFlashBackwardVariants)
+    throw std::invalid_argument(
+        fmt::format("GPUACCEPT_FLASH_BWD={}: expected a backward variant 0..{}", s, kFlashBackwardVariants - 1));
+  return s[0] - '0';
+}
+}  // namespace
+
+FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int bwd_variant)
+    : B_(B), T_(T), NH_(NH), NKV_(NKV), bwd_variant_(flash_backward_variant(bwd_variant)) {
   if (B < 1 || !flash_attention_supported(T, NH, NKV, HD))
     throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={}: needs B >= 1, HD = {}, "
                                             "T a positive multiple of {}, NH a multiple of NKV",
                                             B, T, NH, NKV, HD, kFlashHeadDim, kFlashBlock));
   lse_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
   delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
+  if (flash_backward_fuses_dq(bwd_variant_)) {
+    dq_ws_ = DeviceBuffer<float>(flash_backward_dq_workspace_floats(B, T, NH));
+    dq_sem_ = DeviceBuffer<int>(flash_backward_dq_semaphores(B, T, NH));
+  }
 }
 
-std::size_t FlashAttention::device_bytes() const { return lse_.bytes() + delta_.bytes(); }
+std::size_t FlashAttention::device_bytes() const {
+  return lse_.bytes() + delta_.bytes() + dq_ws_.bytes() + dq_sem_.bytes();
+}
 
 void FlashAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
   flash_attention_forward(y, lse_.get(), q, k, v, B_, T_, NH_, NKV_, s);
@@ -130,7 +155,8 @@ void FlashAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* 
 
 void FlashAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {
   if (!y_) throw std::logic_error("flash attention: backward() before forward()");
-  flash_attention_backward(dq, dk, dv, delta_.get(), dy, y_, lse_.get(), q_, k_, v_, B_, T_, NH_, NKV_, s);
+  flash_attention_backward(dq, dk, dv, delta_.get(), dy, y_, lse_.get(), q_, k_, v_, B_, T_, NH_, NKV_, s, bwd_variant_,
+                           dq_ws_.get(), dq_sem_.get());
 }
 
 // ---------------------------------------------------------------- the choice

@@ -63,16 +63,22 @@ class GemmAttention final : public Attention {
 // (B, NH, T) fp32 for backward, and pointers to forward's q, k, v and y (see above). The
 // backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
 // thread block, dq has its own pass. T % 64 == 0 (fsdp_config.h requires it of seq_len).
+// The backward's kernels are kernels.h's variant `bwd_variant` (0..kFlashBackwardVariants-1);
+// -1: the environment variable GPUACCEPT_FLASH_BWD, 0 where unset. The fused-dQ variants
+// keep an fp32 (B, NH, T, HD) dq workspace and a counter per query block.
 class FlashAttention final : public Attention {
  public:
-  FlashAttention(int B, int T, int NH, int NKV, int HD);
+  FlashAttention(int B, int T, int NH, int NKV, int HD, int bwd_variant = -1);
+  int backward_variant() const { return bwd_variant_; }
   void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) override;
   void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
   std::size_t device_bytes() const override;
   const char* name() const override { return "flash"; }
 
  private:
-  int B_, T_, NH_, NKV_;
+  int B_, T_, NH_, NKV_, bwd_variant_;
+  DeviceBuffer<float> dq_ws_;  // fused-dQ variants: (B, NH, T, HD) fp32
+  DeviceBuffer<int> dq_sem_;   // fused-dQ variants: (B, NH, T / 64)
   DeviceBuffer<float> lse_;    // (B, NH, T)  ln sum_t2 exp(scaled score), from forward
   DeviceBuffer<float> delta_;  // (B, NH, T)  rowsum(dy o y), backward's workspace
   const bf16 *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *y_ = nullptr;  // forward's, the caller's buffers

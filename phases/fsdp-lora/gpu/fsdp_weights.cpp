@@ -8,6 +8,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
 #include "fsdp-lora/base_init.h"
+#include "train/checksum_kernels.h"
 
 namespace gpuaccept::fsdp::gpu {
 
@@ -60,6 +61,20 @@ std::uint64_t FsdpWeights::device_bytes() const {
   for (const auto& b : layer_buffers_) total += b->mem.bytes();
   if (vocab_buffer_) total += vocab_buffer_->mem.bytes();
   return total;
+}
+
+std::uint64_t FsdpWeights::base_checksum(cudaStream_t stream) const {
+  DeviceBuffer<std::uint64_t> sums(4);
+  const DeviceBuffer<bf16>* parts[] = {&layers_, &embedding_, &head_, &final_norm_};
+  for (std::size_t i = 0; i < std::size(parts); ++i)
+    train::checksum_device(sums.get() + i, parts[i]->get(), parts[i]->bytes(), stream);
+  std::uint64_t host[4] = {};
+  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host, sums.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Each part's checksum rotated by its place, so two parts swapping contents still shows.
+  std::uint64_t all = 0;
+  for (int i = 0; i < 4; ++i) all ^= (host[i] << (16 * i)) | (host[i] >> ((64 - 16 * i) % 64));
+  return all;
 }
 
 void FsdpWeights::init_random(std::uint64_t seed, cudaStream_t s) {

@@ -73,6 +73,10 @@ class FsdpWeights final : public WeightSource {
   GatherStats take_stats();
 
   std::uint64_t device_bytes() const;  // shards and gather buffers
+  // A checksum of everything this rank holds of the base (every layer shard, its embedding and
+  // head rows, the final norm; train/checksum_kernels.h), computed on the GPU; synchronizes
+  // `stream`. The base is frozen: the same value before and after training, or it was written.
+  std::uint64_t base_checksum(cudaStream_t stream) const;
 
  private:
   struct Use {

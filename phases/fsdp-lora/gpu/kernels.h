@@ -288,9 +288,34 @@ inline constexpr int kFlashBlock = 64;
 bool flash_attention_supported(int T, int NH, int NKV, int HD);
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                              int NKV, cudaStream_t stream);
-// y and lse from flash_attention_forward of the same q, k, v.
+// y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
+// kernels (all deterministic, all to the same tolerances; flash_attention.cu says more). On an
+// H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-25): 0 3.60 ms, 1 3.35 ms (the
+// default: kFlashBackwardDefault), 2 4.16 ms, 3 3.78 ms; 2 and 3 stay as measured experiments
+// (the fused dQ's ordered sums wait on one another more than the saved products gain):
+//   0  dK/dV kernel (Q/dO double-buffered, 1 CTA/SM) + a dQ kernel (recomputes P and dS)
+//   1  dK/dV kernel single-buffered (2 CTAs/SM) + the dQ kernel
+//   2  dK/dV kernel double-buffered, dQ computed in it too and summed in fixed key-block order
+//      in dq_workspace (fp32, flash_backward_dq_workspace_floats) with dq_semaphores
+//      (flash_backward_dq_semaphores ints, zeroed on `stream` by this call); no dQ kernel
+//   3  as 2, single-buffered, 2 CTAs/SM
+// dq_workspace and dq_semaphores are needed (16-byte aligned) where flash_backward_fuses_dq.
+inline constexpr int kFlashBackwardVariants = 4;
+inline constexpr int kFlashBackwardDefault = 1;
+bool flash_backward_fuses_dq(int variant);
+std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH);
+std::size_t flash_backward_dq_semaphores(int B, int T, int NH);
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream);
+                              int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault, float* dq_workspace = nullptr,
+                              int* dq_semaphores = nullptr);
+// The compiled kernels of the forward and of backward variant `variant` as the device sees them
+// (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
+// then the backward's dK/dV (or fused) kernel and, unfused, the dQ kernel. Returns the count.
+struct FlashKernelResources {
+  const char* name;
+  int threads, regs, static_smem, dynamic_smem, max_dynamic_smem, local_bytes, blocks_per_sm;
+};
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3]);
 
 }  // namespace gpuaccept::fsdp::gpu

@@ -14,6 +14,12 @@
 //     the CTA's own loop, so no two CTAs write the same rows of dK and dV;
 //   per (b, h) and block of 64 queries:     dQ = scale sum_j dS K   (key blocks j <= own).
 // No atomics anywhere: every value is summed in a fixed order, the same every run.
+// Backward variants (kernels.h, GPUACCEPT_FLASH_BWD via attention.h): the dK/dV kernel with
+// Q/dO double-buffered (1 CTA/SM) or single-buffered (2 CTAs/SM, <= 128 registers), and with
+// dQ in its own kernel (above) or fused into the dK/dV kernel (2, 3: dQ = dS K from the dS^T
+// already in shared memory, summed over key blocks in an fp32 workspace in a fixed order that
+// per-tile counters enforce -- the one place with atomic adds, serialized, so still
+// deterministic; see "backward: dK, dV").
 //
 // The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
 // fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
@@ -326,25 +332,75 @@ __global__ void attention_delta_kernel(float* delta, const bf16* dy, const bf16*
   }
 }
 
-// ---- backward: dK, dV ----------------------------------------------------------------------
+// ---- backward: dK, dV (and, in the fused variants, dQ) ------------------------------------
 // One CTA per (b, kv head, block of 64 keys), looping over the G query heads of the group and,
 // for each, the query blocks at or after its own. Shared memory: k, v; then q, dO, lse and
-// delta twice (in use, next); then P^T and dS^T (64 keys x 64 queries, bf16).
-constexpr int kRowValues = 2 * kBlock;  // floats: lse and delta of one query block
-constexpr int kDkdvShared = (2 * kTile + 2 * 2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16)) +
-                            2 * kRowValues * static_cast<int>(sizeof(float));
+// delta kBuffers times (2: in use, next -- the next step's loads overlap this step's products;
+// 1: the next step is loaded after this one, and 2 CTAs per SM hide the loads); then P^T and
+// dS^T (64 keys x 64 queries, bf16).
+//
+// kFusedDq: the CTA also computes dQ_j = dS K_j (64 queries x 128, the key block j's share of
+// dQ for that query block, from dS^T already in shared memory: no second recomputation of P
+// and dS, no dQ kernel) and adds it to an fp32 workspace dq_ws (B, NH, T, 128) in a fixed
+// order: for query tile (b, h, i) the key blocks j = 0, 1, .., i, one after another. A counter
+// per tile (dq_sem, zeroed before the launch) says how many key blocks have added theirs; key
+// block j waits (thread 0 spinning on an acquire load) until it reads j, adds (j = 0 stores,
+// 0 < j < i adds with red.add.v2.f32, j = i reads the sum, adds its own and writes dq in bf16,
+// times the scale) and, one phase later (so that the release finds the adds long done), bumps
+// the counter with a release. The sums are so always ((d_0 + d_1) + d_2) + ..: the same bits
+// every run. The fused CTAs walk the query blocks from the last down to their own (heads
+// inside), so that key blocks j and j - 1 reach a tile at about the same step; a CTA only ever
+// waits for the CTA of the previous key block, which has a lower linear block index (grid x is
+// b * NKV + kv head, y the key block) and so was started first.
+constexpr int kRowValuesCount = 2 * kBlock;  // floats: lse and delta of one query block
+template <int kBuffers>
+constexpr int dkdv_shared_bytes() {
+  return (2 * kTile + kBuffers * 2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16)) +
+         kBuffers * kRowValuesCount * static_cast<int>(sizeof(float));
+}
+
+// acc (16 x 8ND) += A (16 x 64) * B (64 rows of a tile from `b` on), A stored transposed in
+// shared memory: A[m][k] at a_cols[k * kPStride + m] (a_cols at the first of the 16 columns m).
+template <int ND>
+__device__ inline void mma_tsb(float (&acc)[ND][4], const bf16* a_cols, const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBlock / 16; ++kk) {
+    uint32_t a[4];
+    ldmatrix_x4_trans(a, a_cols + (kk * 16 + lane % 8 + (lane / 16) * 8) * kPStride + ((lane / 8) % 2) * 8);
+#pragma unroll
+    for (int d2 = 0; d2 < ND / 2; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[2 * d2], a, f[0], f[1]);
+      mma(acc[2 * d2 + 1], a, f[2], f[3]);
+    }
+  }
+}
+
+__device__ inline int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ inline void add_release(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ inline void red_add2(float* p, float a, float b) {
+  asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
 
 // grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block (block 0 sees
 // every query: the longest first).
-__global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
-    bf16* dk, bf16* dv, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
-    const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
+template <int kBuffers, bool kFusedDq, int kMinBlocks>
+__global__ void __launch_bounds__(kDkdvThreads, kMinBlocks) flash_backward_dkdv_kernel(
+    bf16* dk, bf16* dv, bf16* dq, float* dq_ws, int* dq_sem, const bf16* q, const bf16* k, const bf16* v,
+    const bf16* dy, const float* lse, const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sk = reinterpret_cast<bf16*>(smem);
   bf16* sv = sk + kTile;
-  bf16* sqdo = sv + kTile;               // [buffer][q, dO]
-  bf16* sp = sqdo + 4 * kTile;           // P^T  (64 keys x 64 queries)
-  bf16* sds = sp + kBlock * kPStride;    // dS^T (64 keys x 64 queries)
+  bf16* sqdo = sv + kTile;                  // [buffer][q, dO]
+  bf16* sp = sqdo + kBuffers * 2 * kTile;   // P^T  (64 keys x 64 queries)
+  bf16* sds = sp + kBlock * kPStride;       // dS^T (64 keys x 64 queries)
   float* srow = reinterpret_cast<float*>(sds + kBlock * kPStride);  // [buffer][lse, delta]
   const int G = NH / NKV;
   const int b = blockIdx.x / NKV, kvh = blockIdx.x % NKV;
@@ -356,15 +412,18 @@ __global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
   const int r = kw * 16 + g;                 // this thread's keys, counted from the block's first: r and r + 8
   const int blocks = T / kBlock, per_head = blocks - kb, steps = G * per_head;
 
-  // Step i: query head kvh * G + i / per_head, query block kb + i % per_head.
+  // Step i: its query head and query block. Unfused: head kvh * G + i / per_head, block
+  // kb + i % per_head; fused: head kvh * G + i % G, block blocks - 1 - i / G.
+  auto step_head = [&](int i) { return kvh * G + (kFusedDq ? i % G : i / per_head); };
+  auto step_block = [&](int i) { return kFusedDq ? blocks - 1 - i / G : kb + i % per_head; };
   auto load_step = [&](int i, int buf) {
-    const int h = kvh * G + i / per_head, qb = kb + i % per_head;
+    const int h = step_head(i), qb = step_block(i);
     bf16* dst = sqdo + buf * 2 * kTile;
     load_tile(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
     load_tile(dst + kTile, dy + head_start(b, h, T, NH) + qb * qtile, qs);
     const std::size_t rows = (static_cast<std::size_t>(b) * NH + h) * T + static_cast<std::size_t>(qb) * kBlock;
-    load_row_values(srow + buf * kRowValues, lse + rows);
-    load_row_values(srow + buf * kRowValues + kBlock, delta + rows);
+    load_row_values(srow + buf * kRowValuesCount, lse + rows);
+    load_row_values(srow + buf * kRowValuesCount + kBlock, delta + rows);
     commit();
   };
   load_tile(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
@@ -374,9 +433,10 @@ __global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
   float dk_acc[8][4], dv_acc[8][4];  // keys r, r + 8 x head channels 64 half + (8n + 2t, +1)
   zero(dk_acc);
   zero(dv_acc);
+  int* pending = nullptr;  // fused, thread 0: the counter to bump for the previous step
   for (int i = 0; i < steps; ++i) {
-    const int buf = i % 2, qb = kb + i % per_head;
-    if (i + 1 < steps) {
+    const int buf = kBuffers == 2 ? i % 2 : 0, qb = step_block(i);
+    if (kBuffers == 2 && i + 1 < steps) {
       load_step(i + 1, 1 - buf);
       wait<1>();
     } else {
@@ -385,7 +445,7 @@ __global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
     __syncthreads();
     const bf16* sq = sqdo + buf * 2 * kTile;
     const bf16* sdo = sq + kTile;
-    const float* sl = srow + buf * kRowValues;
+    const float* sl = srow + buf * kRowValuesCount;
     const float* sd = sl + kBlock;
     // P^T (16 keys x 32 queries) = exp(k q^T * scale - lse[query]), 0 where query < key
     float p[4][4], dp[4][4];
@@ -418,9 +478,60 @@ __global__ void __launch_bounds__(kDkdvThreads, 1) flash_backward_dkdv_kernel(
           __floats2bfloat162_rn(p[n][2] * dp[n][2], p[n][3] * dp[n][3]);
     }
     __syncthreads();  // P^T and dS^T complete
+    if constexpr (kFusedDq) {
+      if (pending != nullptr) {  // the previous step's adds, issued a phase ago, are done
+        add_release(pending, 1);
+        pending = nullptr;
+      }
+    }
     mma_sb(dv_acc, sp + kw * 16 * kPStride, sdo + half * 64, lane);   // dV += P^T dO
     mma_sb(dk_acc, sds + kw * 16 * kPStride, sq + half * 64, lane);   // dK += dS^T Q
+    if constexpr (kFusedDq) {
+      // dQ_kb (queries 16 kw + g, +8 x head channels 64 half + 8n + 2t, +1) = dS K
+      float dq_acc[8][4];
+      zero(dq_acc);
+      mma_tsb(dq_acc, sds + kw * 16, sk + half * 64, lane);
+      const int h = step_head(i);
+      const std::size_t tile = (static_cast<std::size_t>(b) * NH + h) * blocks + qb;
+      int* sem = dq_sem + tile;
+      if (kb > 0) {
+        if (threadIdx.x == 0)
+          while (load_acquire(sem) < kb) {
+          }
+        __syncthreads();  // every thread's reads and adds after the acquire
+      }
+      float* ws = dq_ws + (tile * kBlock + kw * 16 + g) * kD + half * 64 + 2 * t;  // row g; row g + 8 is 8 kD on
+      if (qb == kb) {  // the last key block of this tile: the sum, scaled, in bf16
+        bf16* out = dq + head_start(b, h, T, NH) + static_cast<std::size_t>(qb * kBlock + kw * 16 + g) * qs +
+                    half * 64 + 2 * t;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float2 s = make_float2(0.f, 0.f);
+            if (kb > 0) s = __ldcg(reinterpret_cast<const float2*>(ws + e * 8 * kD + n * 8));
+            *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(e) * 8 * qs + n * 8) =
+                __floats2bfloat162_rn((s.x + dq_acc[n][2 * e]) * scale, (s.y + dq_acc[n][2 * e + 1]) * scale);
+          }
+      } else {
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float* at = ws + e * 8 * kD + n * 8;
+            if (kb == 0)
+              __stcg(reinterpret_cast<float2*>(at), make_float2(dq_acc[n][2 * e], dq_acc[n][2 * e + 1]));
+            else
+              red_add2(at, dq_acc[n][2 * e], dq_acc[n][2 * e + 1]);
+          }
+        if (threadIdx.x == 0) pending = sem;
+      }
+    }
     __syncthreads();  // every warp is done with this buffer and P^T, dS^T before they are refilled
+    if (kBuffers == 1 && i + 1 < steps) load_step(i + 1, 0);
+  }
+  if constexpr (kFusedDq) {
+    if (pending != nullptr) add_release(pending, 1);  // after the loop's last barrier: every add issued
   }
   const std::size_t out = head_start(b, kvh, T, NKV) + static_cast<std::size_t>(half) * 64;
   store_rows(dk + out, ks, dk_acc, kb * kBlock + r, scale, scale, t);
@@ -535,29 +646,117 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
   check_launch("flash_attention_forward");
 }
 
+namespace {
+
+// The backward variants (kernels.h): the dK/dV kernel's staging buffers, whether it computes
+// dQ too, and the CTAs per SM it is compiled for.
+template <int kBuffers, bool kFusedDq, int kMinBlocks>
+struct BackwardVariant {
+  static constexpr int kShared = dkdv_shared_bytes<kBuffers>();
+  static constexpr auto kernel = flash_backward_dkdv_kernel<kBuffers, kFusedDq, kMinBlocks>;
+  static constexpr bool fused = kFusedDq;
+};
+using Variant0 = BackwardVariant<2, false, 1>;  // double-buffered dK/dV, 1 CTA/SM; dQ kernel
+using Variant1 = BackwardVariant<1, false, 2>;  // single-buffered dK/dV, 2 CTAs/SM; dQ kernel
+using Variant2 = BackwardVariant<2, true, 1>;   // double-buffered, dQ fused (ordered fp32 adds)
+using Variant3 = BackwardVariant<1, true, 2>;   // single-buffered, 2 CTAs/SM, dQ fused
+static_assert(kFlashBackwardVariants == 4);
+
+// f(Variant) for the variant numbered `variant`.
+template <typename F>
+void with_variant(int variant, F&& f) {
+  switch (variant) {
+    case 0: f(Variant0{}); break;
+    case 1: f(Variant1{}); break;
+    case 2: f(Variant2{}); break;
+    case 3: f(Variant3{}); break;
+    default: require(false, "flash attention: backward variant out of range (0..3)");
+  }
+}
+
+template <typename Kernel>
+FlashKernelResources resources(const char* name, Kernel kernel, int threads, int shared) {
+  FlashKernelResources r{};
+  r.name = name;
+  r.threads = threads;
+  r.dynamic_smem = shared;
+  allow_shared(kernel, shared);
+  cudaFuncAttributes a{};
+  if (cudaFuncGetAttributes(&a, kernel) == cudaSuccess) {
+    r.regs = a.numRegs;
+    r.static_smem = static_cast<int>(a.sharedSizeBytes);
+    r.local_bytes = static_cast<int>(a.localSizeBytes);
+    r.max_dynamic_smem = a.maxDynamicSharedSizeBytes;
+  }
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared) == cudaSuccess)
+    r.blocks_per_sm = blocks;
+  return r;
+}
+
+}  // namespace
+
+bool flash_backward_fuses_dq(int variant) { return variant == 2 || variant == 3; }
+
+std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH) {
+  return static_cast<std::size_t>(B) * NH * T * kD;
+}
+std::size_t flash_backward_dq_semaphores(int B, int T, int NH) {
+  return static_cast<std::size_t>(B) * NH * (T / kBlock);
+}
+
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3]) {
+  int n = 0;
+  out[n++] = resources("forward", flash_forward_kernel, kThreads, kForwardShared);
+  with_variant(variant, [&](auto v) {
+    using V = decltype(v);
+    out[n++] = resources(V::fused ? "dkdv_dq" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
+    if (!V::fused) out[n++] = resources("dq", flash_backward_dq_kernel, kThreads, kDqShared);
+  });
+  return n;
+}
+
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream) {
+                              int NKV, cudaStream_t stream, int variant, float* dq_workspace, int* dq_semaphores) {
   check_shape("backward", B, T, NH, NKV);
   for (const void* p : {static_cast<const void*>(dq), static_cast<const void*>(dk), static_cast<const void*>(dv),
                         static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
                         static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
                         static_cast<const void*>(delta)})
     require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
-  static const bool allowed = (allow_shared(flash_backward_dkdv_kernel, kDkdvShared),
-                               allow_shared(flash_backward_dq_kernel, kDqShared), true);
-  (void)allowed;
+  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..3)");
+  const bool fused = flash_backward_fuses_dq(variant);
+  require(!fused || (dq_workspace != nullptr && dq_semaphores != nullptr && dd::aligned16(dq_workspace)),
+          "flash_attention_backward: the fused-dQ variants need the fp32 dq workspace and the semaphores");
+  static bool allowed[kFlashBackwardVariants] = {};
+  if (!allowed[variant]) {
+    with_variant(variant, [](auto v) { allow_shared(decltype(v)::kernel, decltype(v)::kShared); });
+    allow_shared(flash_backward_dq_kernel, kDqShared);
+    allowed[variant] = true;
+  }
   NvtxRange range("flash_attention_backward");
   const float scale = 1.f / std::sqrt(static_cast<float>(kD));
   const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
   attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dy, y, B, T, NH);
   check_launch("flash_attention_backward (delta)");
-  flash_backward_dkdv_kernel<<<dim3(B * NKV, T / kBlock), kDkdvThreads, kDkdvShared, stream>>>(
-      dk, dv, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+  if (fused) {
+    const cudaError_t rc =
+        cudaMemsetAsync(dq_semaphores, 0, flash_backward_dq_semaphores(B, T, NH) * sizeof(int), stream);
+    require(rc == cudaSuccess, "flash_attention_backward: cudaMemsetAsync of the dq semaphores failed");
+  }
+  with_variant(variant, [&](auto vv) {
+    using V = decltype(vv);
+    const auto kernel = V::kernel;
+    kernel<<<dim3(B * NKV, T / kBlock), kDkdvThreads, V::kShared, stream>>>(
+        dk, dv, dq, dq_workspace, dq_semaphores, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+  });
   check_launch("flash_attention_backward (dk, dv)");
-  flash_backward_dq_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqShared, stream>>>(dq, q, k, v, dy, lse, delta, T,
-                                                                                     NH, NKV, scale, scale * kLog2e);
-  check_launch("flash_attention_backward (dq)");
+  if (!fused) {
+    flash_backward_dq_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqShared, stream>>>(
+        dq, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+    check_launch("flash_attention_backward (dq)");
+  }
 }
 
 }  // namespace gpuaccept::fsdp::gpu
