@@ -13,6 +13,7 @@
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
+#include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_gradient_check.h"
 #include "fsdp-lora/fsdp_summary.h"
 #include "fsdp-lora/fsdp_trainer.h"
@@ -71,6 +72,7 @@ class FsdpLoraPhase {
   bool check_memory_plan(const MemoryPlan& plan);
   void gradient_check(RankRuntime& rt);
   void train(const MemoryPlan& plan);
+  std::string room_for(std::uint64_t bytes, const std::string& what);
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
 };
 
@@ -126,7 +128,7 @@ void FsdpLoraPhase::run_checks() {
   const MemoryPlan plan = plan_memory(model, config_.lora, shards, config_.micro_batch, config_.seq_len,
                                       config_.recompute, config_.offload_cpu(), config_.prefetch_layers);
   if (!check_memory_plan(plan)) {
-    for (const char* test : {"gradient_check", "training", "learning", "replicas"})
+    for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
       results_.check(test, Status::Skip, "not run: the memory plan does not fit (memory_plan)");
     return;
   }
@@ -202,12 +204,23 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
   std::unique_ptr<gpu::FsdpWeights> weights;
   std::unique_ptr<gpu::QwenLoraModel> model;
   std::unique_ptr<FsdpTrainer> trainer;
+  std::unique_ptr<gpu::FsdpWeights> whole;        // the whole base on this GPU: equivalence, single_gpu
+  std::unique_ptr<gpu::FsdpWeights> node_weights;  // the base sharded over this node's ranks
+  std::shared_ptr<NcclComm> node_comm;  // out here: after a fault it is aborted before it is dropped
   const auto abandon = [&] {
     (void)trainer.release();
     (void)model.release();
     (void)weights.release();
+    (void)whole.release();
+    (void)node_weights.release();
     (void)rt.release();
   };
+  const int accum = config_.grad_accum;
+  // Equivalence: the all-GPU run's first steps against rank 0 alone replaying every rank's
+  // micro-batches; scaling: the all-GPU run against each GPU alone and each node.
+  const int equivalence_steps = std::min(config_.equivalence_steps, config_.steps);
+  const bool equivalence = W > 1 && equivalence_steps > 0;
+  const bool scaling = W > 1 && config_.scaling_steps > 0;
   try {
     stage_ = "initialisation";
     const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
@@ -250,7 +263,8 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed).
     const std::vector<float> lora_init =
         model->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
-    trainer = std::make_unique<FsdpTrainer>(*model, *weights, config_, *data, *rt, lora_init);
+    trainer = std::make_unique<FsdpTrainer>(*model, *weights, config_, *data, *rt, lora_init,
+                                            equivalence ? W * accum : accum);
     trainer_ = trainer.get();
     FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
 
@@ -263,6 +277,8 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     all.steps = config_.steps;
     all.log_progress = true;
     all.fault = &config_.debug_fault;
+    // Rank 0 keeps the LoRA state after the steps the equivalence run replays.
+    if (equivalence && rank == 0) all.snapshot_step = equivalence_steps;
     const FsdpRun main_run = trainer->run(all);
     summary.record_training(main_run);
     results_.checkpoint();
@@ -282,8 +298,131 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                                      base_before, base_after));
     summary.record_memory(plan, main_run, static_cast<double>(model->device_bytes()),
                           static_cast<double>(weights->device_bytes()));
-    results_.check("equivalence", Status::Skip, "not implemented yet in fsdp-lora (1 GPU x N shards vs N GPUs)");
-    results_.check("scaling", Status::Skip, "not implemented yet in fsdp-lora (per-GPU throughput at 1 GPU vs N)");
+    results_.checkpoint();
+
+    // 5. Equivalence and scaling: the same model (its buffers are the base's shape, not the
+    // sharding's) over other bases. The all-GPU run's sharded base goes first, so that the whole
+    // base fits beside the model's buffers where the memory allows: one GPU's training footprint
+    // (the 7B shape's 15.2 GB base fits beside the model on an 80 GB GPU).
+    weights.reset();
+    const LoraSnapshot sharded = trainer->snapshot();  // rank 0: the all-GPU run after equivalence_steps
+    std::string no_room;  // why the whole base does not fit (some rank), or ""
+    if (equivalence || scaling) {
+      stage_ = "allocating the whole base on each GPU";
+      const ShardPlan one = make_shard_plan(model_config, 1);
+      const bool needed = scaling || rank == 0;  // the equivalence run alone needs it on rank 0 only
+      no_room = room_for(needed ? one.rank_base_bytes() : 0,
+                         fmt::format("the whole base on one GPU ({:.2f} GiB, for {})",
+                                     static_cast<double>(one.rank_base_bytes()) / kGiB,
+                                     scaling ? "the equivalence and single_gpu runs" : "the equivalence run"));
+      if (no_room.empty() && needed) {
+        whole = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers);
+        whole->init_random(config_.seed, init_stream);
+        init_stream.synchronize();
+      }
+    }
+
+    stage_ = "equivalence run";
+    if (!equivalence) {
+      results_.check("equivalence", Status::Skip,
+                     W == 1 ? "needs at least 2 ranks: with one rank the base is not sharded, the all-GPU run is "
+                              "already one GPU holding everything"
+                            : "fsdp_lora.equivalence_steps is 0");
+    } else if (!no_room.empty()) {
+      results_.check("equivalence", Status::Skip, "not run: " + no_room);
+      log_rank0("fsdp-lora: equivalence SKIP: {}", no_room);
+    } else {
+      FsdpRun solo;
+      LoraSnapshot replay;
+      if (rank == 0) {
+        log_rank0("fsdp-lora: equivalence: rank 0 alone, the whole base on its GPU, replays the {} ranks' {} "
+                  "micro-batch(es) a step for {} steps (the all-GPU run's first steps: the same data, LoRA "
+                  "initialisation and dropout masks)",
+                  W, W * accum, equivalence_steps);
+        FsdpTrainSpec one;
+        one.label = "equivalence";
+        one.comm_ranks = {0};
+        one.steps = equivalence_steps;
+        one.shards = replay_shards(W, accum);
+        one.weights = whole.get();
+        one.snapshot_step = equivalence_steps;
+        one.log_progress = true;
+        solo = trainer->run(one);
+        replay = trainer->snapshot();
+      }
+      summary.record_equivalence(solo, replay, sharded, trainer->lora_init(), equivalence_steps);  // rank 0
+      world_.barrier();  // the other ranks wait here for rank 0's replay
+    }
+    results_.checkpoint();
+
+    if (!scaling) {
+      results_.check("scaling", Status::Skip,
+                     W == 1 ? "one GPU has nothing to scale to: the all-GPU run is the single-GPU figure"
+                            : "fsdp_lora.scaling_steps is 0");
+    } else if (!no_room.empty()) {
+      results_.check("scaling", Status::Skip, "not run: " + no_room);
+      log_rank0("fsdp-lora: scaling SKIP: {}", no_room);
+    } else {
+      // Every GPU alone at once, the whole base on it (no gathers, no all-reduce): a per-GPU
+      // figure that also names a slow GPU. Each rank trains on its own shards.
+      stage_ = "scaling: every GPU alone";
+      FsdpTrainSpec alone;
+      alone.label = "single_gpu";
+      alone.comm_ranks = {rank};
+      alone.steps = config_.scaling_steps;
+      alone.shards = rank_shards(rank, accum);
+      alone.weights = whole.get();
+      alone.log_progress = true;
+      summary.record_scale(trainer->run(alone));
+      whole.reset();
+      results_.checkpoint();
+      // Each node on its own communicator, the base sharded over its ranks. Every rank must agree
+      // on whether to split (a collective): decided from the world's shape.
+      if (world_.node_count() > 1 && W > world_.node_count()) {
+        stage_ = "scaling: each node";
+        const auto nodes = world_.allgather_string(std::to_string(world_.node_index()));
+        std::vector<int> node_ranks;  // the world ranks on my node, in rank order (the split's key)
+        for (int r = 0; r < W; ++r)
+          if (nodes[static_cast<std::size_t>(r)] == nodes[static_cast<std::size_t>(rank)]) node_ranks.push_back(r);
+        const int index = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank) - node_ranks.begin());
+        const int n = static_cast<int>(node_ranks.size());
+        const ShardPlan node_plan = make_shard_plan(model_config, n);
+        const std::uint64_t node_bytes =
+            node_plan.rank_base_bytes() +
+            (n > 1 ? static_cast<std::uint64_t>(config_.prefetch_layers + 1) * node_plan.layer_gather_bytes() +
+                         node_plan.vocab_gather_bytes()
+                   : 0);
+        const std::string no_node_room = room_for(
+            node_bytes, fmt::format("the base sharded over the node's {} rank(s) with its gather buffers ({:.2f} GiB)",
+                                    n, static_cast<double>(node_bytes) / kGiB));
+        if (!no_node_room.empty()) {
+          if (rank == 0)
+            results_.check("scaling", Status::Skip, "node run not run: " + no_node_room,
+                           {{"from", "single_gpu"}, {"to", "node"}});
+          log_rank0("fsdp-lora: scaling: node run SKIP: {}", no_node_room);
+        } else {
+          node_comm =
+              rt->split(rt->world_comm(), world_.node_index(), rank, {"ncclCommSplit by node", all_ranks(W), -1});
+          node_weights =
+              std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm->get(), config_.prefetch_layers);
+          node_weights->init_random(config_.seed, init_stream);
+          init_stream.synchronize();
+          FsdpTrainSpec node;
+          node.label = "node";
+          node.comm = node_comm->get();
+          node.comm_ranks = node_ranks;
+          node.rank_in_comm = index;
+          node.steps = config_.scaling_steps;
+          node.shards = rank_shards(rank, accum);
+          node.weights = node_weights.get();
+          node.log_progress = true;
+          summary.record_scale(trainer->run(node));
+          node_weights.reset();  // waits for its gathers in flight before the communicator goes
+          rt->release(node_comm, {"ncclCommDestroy of the node communicator", {}, -1});
+        }
+      }
+      summary.record_scaling();
+    }
 
     trainer_ = nullptr;
     trainer.reset();
@@ -299,6 +438,26 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     handle_fault(e.what(), nullptr, rt.get());
     abandon();
   }
+}
+
+// Whether `bytes` more fit in this GPU's free memory with the configured headroom, on every
+// rank (collective: all decide the same). "" when they do, else the ranks' figures.
+std::string FsdpLoraPhase::room_for(std::uint64_t bytes, const std::string& what) {
+  std::size_t free = 0, total = 0;
+  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const auto headroom = static_cast<std::uint64_t>(config_.memory_headroom_gib * kGiB);
+  std::string mine;
+  if (bytes > 0 && bytes + headroom > free)
+    mine = fmt::format("needs {:.2f} GiB + {} GiB headroom (fsdp_lora.memory_headroom_gib), {:.2f} GiB free of {:.2f} "
+                       "GiB beside the model's buffers",
+                       static_cast<double>(bytes) / kGiB, config_.memory_headroom_gib, static_cast<double>(free) / kGiB,
+                       static_cast<double>(total) / kGiB);
+  const auto verdicts = world_.allgather_string(mine);
+  std::vector<std::string> refused;
+  for (std::size_t r = 0; r < verdicts.size(); ++r)
+    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {} {}", r, verdicts[r]));
+  if (refused.empty()) return "";
+  return fmt::format("{} does not fit: {}", what, fmt::join(refused, "; "));
 }
 
 // train/fault_stop.h, as ddp: tell the others, record what this rank completed.

@@ -28,4 +28,10 @@ double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool
   return static_cast<double>(training_flops_per_token(c, lora, seq_len, recompute)) * tokens_per_step;
 }
 
+double scaling_efficiency(double per_gpu_at_scale, double per_gpu_alone) {
+  const auto usable = [](double v) { return std::isfinite(v) && v > 0; };
+  if (!usable(per_gpu_at_scale) || !usable(per_gpu_alone)) return NAN;
+  return 100.0 * per_gpu_at_scale / per_gpu_alone;
+}
+
 }  // namespace gpuaccept::fsdp

@@ -1,6 +1,7 @@
 // The arithmetic behind the fsdp-lora phase's records, free of CUDA so the unit tests
 // (tests/unit/fsdp_lora) check it: the learning bound, medians of per-step figures, the share
-// of the all-gather time hidden behind compute, and the FLOP count MFU divides by.
+// of the all-gather time hidden behind compute, the FLOP count MFU divides by and the scaling
+// efficiency.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,9 @@ double hidden_percent(double gather_ms, double exposed_ms);
 // Hardware FLOPs of one optimizer step per GPU (qwen_config.h's training_flops_per_token times
 // the tokens it trains): what "hardware TFLOP/s" and MFU count.
 double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, double tokens_per_step);
+
+// Scaling efficiency in percent: tokens/s per GPU at a scale against each GPU alone,
+// 100 x at_scale / alone; NaN when either is not a positive finite figure.
+double scaling_efficiency(double per_gpu_at_scale, double per_gpu_alone);
 
 }  // namespace gpuaccept::fsdp

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
+#include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_stats.h"
 #include "train/gpu_peak.h"
 #include "train/run_records.h"
@@ -39,6 +41,7 @@ void FsdpSummary::record_training(const FsdpRun& run) {
   std::vector<double> mine(static_cast<std::size_t>(config_.steps), NAN);
   for (const auto& s : run.steps) mine[static_cast<std::size_t>(s.time.step - 1)] = s.time.loss;
   const std::vector<double> losses = train::mean_over_ranks(world, mine);
+  losses_ = losses;
   const auto nonfinite = gather_doubles(world, {static_cast<double>(run.first_nonfinite_step)});
   record_throughput(run);
   if (world.rank() != 0) return;
@@ -109,7 +112,10 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   if (world.rank() != 0) return;
   double sum = 0;
   for (const auto& v : rates) sum += v[0];
+  // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
+  per_gpu_rate_[run.label] = per_gpu;
+  gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
 
   // FLOPs: qwen_config.h's training_flops_per_token (the frozen base's matmuls forward, input
@@ -144,6 +150,85 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
             "{:.1f} ms of it exposed; {:.1f} ms a step on the host's clock",
             run.label, per_gpu, sum, tflops, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms,
             g_ms, g_exposed, m.wall_ms);
+}
+
+void FsdpSummary::record_scale(const FsdpRun& run) { record_throughput(run); }
+
+void FsdpSummary::record_scaling() {
+  if (ctx_.world.rank() != 0) return;
+  const auto single = per_gpu_rate_.find("single_gpu");
+  if (single == per_gpu_rate_.end()) return;
+  for (const char* to : {"node", "all"}) {
+    const auto it = per_gpu_rate_.find(to);
+    if (it == per_gpu_rate_.end()) continue;
+    const double eff = scaling_efficiency(it->second, single->second);
+    Params p = shape_params();
+    p["from"] = "single_gpu";
+    p["to"] = to;
+    p["gpus"] = std::to_string(gpus_[to]);
+    Record& r = ctx_.results.measure("scaling", "efficiency", eff, "%", p);
+    r.message = fmt::format("{:.0f} tokens/s per GPU at scale {} ({} GPUs, the base sharded over them) vs {:.0f} on "
+                            "each GPU alone (the whole base on it, no gathers); issue 16's target: >= 95%",
+                            it->second, to, gpus_[to], single->second);
+    if (!std::isfinite(eff)) r.status = Status::Fail;
+    log_rank0("fsdp-lora: scaling efficiency single_gpu -> {} ({} GPUs): {:.1f}%", to, gpus_[to], eff);
+  }
+}
+
+void FsdpSummary::record_equivalence(const FsdpRun& solo, const LoraSnapshot& replay, const LoraSnapshot& sharded,
+                                     const std::vector<float>& init, int steps) {
+  World& world = ctx_.world;
+  if (world.rank() != 0) return;
+  ResultWriter& out = ctx_.results;
+  const int W = world.size();
+  std::vector<double> one_gpu;
+  for (const auto& s : solo.steps) one_gpu.push_back(s.time.loss);
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(steps), losses_.size());
+  const std::span<const double> all_gpus(losses_.data(), n);
+  const LossComparison c = compare_losses(one_gpu, all_gpus);
+  std::string curve;
+  for (std::size_t i = 0; i < std::min(one_gpu.size(), n); ++i)
+    curve += fmt::format("{}{:.5f}/{:.5f}", curve.empty() ? "" : " ", one_gpu[i], all_gpus[i]);
+  Params p = shape_params();
+  p["steps"] = std::to_string(steps);
+  p["ranks"] = std::to_string(W);
+  p["grad_accum"] = std::to_string(config_.grad_accum);
+  Record& loss = out.measure("equivalence", "max_loss_diff", c.worst, "nats", p);
+  const bool all_steps = c.compared == steps;
+  loss.status = all_steps && c.worst <= config_.equivalence_tolerance ? Status::Pass : Status::Fail;
+  loss.message = fmt::format(
+      "rank 0 alone, the whole base on its GPU, replaying the {} ranks' {} micro-batch(es) a step as gradient "
+      "accumulation vs the {} GPUs with the base sharded (the all-GPU run's first steps), same LoRA initialisation, "
+      "data and dropout masks; loss per step (1 GPU/{} GPUs): {}; largest difference {:.2e} nats at step {} "
+      "(tolerance {}, fsdp_lora.equivalence_tolerance){}",
+      W, W * config_.grad_accum, W, W, curve.empty() ? "none" : curve, c.worst, c.worst_step,
+      config_.equivalence_tolerance,
+      all_steps ? "" : fmt::format("; only {} of {} steps compared (a run stopped early)", c.compared, steps));
+  log_rank0("fsdp-lora: equivalence {}: {}", to_string(loss.status), loss.message);
+
+  const bool have = replay.step == steps && sharded.step == steps && replay.grads_step == 1 && sharded.grads_step == 1;
+  const double grad_err = have ? relative_l2(replay.grads, sharded.grads) : NAN;
+  const double weight_err = have ? relative_l2(replay.lora, sharded.lora) : NAN;
+  const double update_err = have ? relative_l2_of_updates(replay.lora, sharded.lora, init) : NAN;
+  const std::string missing = fmt::format("no LoRA state after step {}: the {} run stopped before it", steps,
+                                          replay.step != steps ? "single-GPU" : "all-GPU");
+  Record& g = out.measure("equivalence", "lora_grad_rel_err", grad_err, "", p);
+  g.status = have && grad_err <= config_.grad_tolerance ? Status::Pass : Status::Fail;
+  g.message = have ? fmt::format("step 1's LoRA gradients (the mean over all ranks' micro-batches, before clipping; "
+                                 "both sides from the same initial weights), 1 GPU vs {} GPUs: relative L2 error {:.2e} "
+                                 "(tolerance {}, fsdp_lora.grad_tolerance: the gradient check's bf16 tolerance)",
+                                 W, grad_err, config_.grad_tolerance)
+                   : missing;
+  Record& w = out.measure("equivalence", "lora_weight_rel_err", weight_err, "", p);
+  w.status = have && weight_err <= kEquivalenceWeightTolerance ? Status::Pass : Status::Fail;
+  w.message = have ? fmt::format("fp32 LoRA weights after step {}, 1 GPU vs {} GPUs: relative L2 error {:.2e} "
+                                 "(tolerance {}, equivalence.h says why); of the updates since the initial values: {:.2e} "
+                                 "(not judged: AdamW's first steps move each weight by about lr whatever its "
+                                 "gradient's size, so a near-zero gradient's sign weighs as much as a large one's)",
+                                 steps, W, weight_err, kEquivalenceWeightTolerance, update_err)
+                   : missing;
+  log_rank0("fsdp-lora: equivalence LoRA gradients {} ({:.2e}), weights {} ({:.2e}; updates {:.2e})",
+            to_string(g.status), grad_err, to_string(w.status), weight_err, update_err);
 }
 
 void FsdpSummary::record_replicas(const std::vector<float>& lora) {

@@ -11,27 +11,31 @@
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
+#include "fsdp-lora/equivalence.h"
 #include "train/arrival_progress.h"
 
 namespace gpuaccept::fsdp {
 
 FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
-                         const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init)
+                         const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init,
+                         int max_micro)
     : model_(model),
-      weights_(weights),
+      default_weights_(&weights),
+      weights_(&weights),
       config_(config),
       data_(data),
       runtime_(runtime),
       init_(std::move(lora_init)),
+      max_micro_(std::max(max_micro, config.grad_accum)),
       optimizer_(model.lora_layout().total()),
-      host_losses_(static_cast<std::size_t>(config.grad_accum) * static_cast<std::size_t>(model.B()) *
+      host_losses_(static_cast<std::size_t>(max_micro_) * static_cast<std::size_t>(model.B()) *
                    static_cast<std::size_t>(model.T())),
-      staging_(static_cast<std::size_t>(config.grad_accum) * 2 * static_cast<std::size_t>(model.B()) *
+      staging_(static_cast<std::size_t>(max_micro_) * 2 * static_cast<std::size_t>(model.B()) *
                static_cast<std::size_t>(model.T())) {
   if (init_.size() != model.lora_layout().total())
     throw std::invalid_argument(fmt::format("FsdpTrainer: {} initial LoRA values, the layout has {}", init_.size(),
                                             model.lora_layout().total()));
-  for (int m = 0; m < config.grad_accum; ++m) {
+  for (int m = 0; m < max_micro_; ++m) {
     micro_start_.push_back(std::make_unique<CudaEvent>());
     micro_end_.push_back(std::make_unique<CudaEvent>());
   }
@@ -46,6 +50,14 @@ std::vector<float> FsdpTrainer::lora_master() {
 }
 
 FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
+  if (spec.shards.size() > static_cast<std::size_t>(max_micro_))
+    throw std::invalid_argument(fmt::format("FsdpTrainer: run '{}' has {} micro-batches a step, the trainer at most {}",
+                                            spec.label, spec.shards.size(), max_micro_));
+  // The base this run reads (the model holds only pointers to it).
+  weights_ = spec.weights ? spec.weights : default_weights_;
+  model_.set_weight_source(weights_);
+  model_.set_final_norm(weights_->final_norm());
+  snapshot_ = LoraSnapshot{};
   model_.upload_lora(init_, stream_);
   optimizer_.reset(stream_);
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -55,7 +67,8 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   run.label = spec.label;
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
   Progress progress(spec.steps);
-  const double tokens = static_cast<double>(model_.B()) * model_.T() * config_.grad_accum;
+  const int micro = spec.shards.empty() ? config_.grad_accum : static_cast<int>(spec.shards.size());
+  const double tokens = static_cast<double>(model_.B()) * model_.T() * micro;
   for (int s = 1; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("fsdp-lora {} step {}", spec.label, s));
@@ -63,6 +76,17 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
     FsdpStepRecord r = step(spec, s);
     r.time.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     run.steps.push_back(r);
+    // Step 1's gradients: both sides of the equivalence check start from the same weights, so
+    // what differs is only how the gradients were computed (sharded and all-reduced, or whole
+    // and accumulated). Later steps start from weights that already differ by bf16 noise.
+    if (spec.snapshot_step > 0 && s == 1) {
+      snapshot_.grads = model_.download_lora_grads(stream_);
+      snapshot_.grads_step = s;
+    }
+    if (s == spec.snapshot_step) {
+      snapshot_.lora = lora_master();
+      snapshot_.step = s;
+    }
     std::size_t free = 0, total = 0;
     GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     run.peak_used_bytes = std::max(run.peak_used_bytes, static_cast<double>(total - free));
@@ -86,17 +110,21 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
 
 FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
   NvtxRange range(fmt::format("fsdp-lora step {}", step_index));
-  const int micro = config_.grad_accum;
+  const int accum = config_.grad_accum;
+  const std::vector<int> shards =
+      spec.shards.empty() ? rank_shards(spec.rank_in_comm, accum) : spec.shards;  // (equivalence.h)
+  const int micro = static_cast<int>(shards.size());
   const int ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
   const std::size_t N = static_cast<std::size_t>(model_.B()) * static_cast<std::size_t>(model_.T());
   const long long progress = train::arrival_progress(spec.label, step_index);
   const WaitContext ctx{fmt::format("fsdp-lora {} step {}", spec.label, step_index), spec.comm_ranks, progress};
   runtime_.arrive(progress);
 
-  // This rank's micro-batches: shards rank x accum .. + accum - 1, distinct across ranks.
+  // This rank's micro-batches: shards rank x accum .. + accum - 1, distinct across ranks (or the
+  // replay's list).
   for (int m = 0; m < micro; ++m) {
-    const train::TokenBatch b =
-        data_.sample(spec.rank_in_comm * micro + m, static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
+    const train::TokenBatch b = data_.sample(shards[static_cast<std::size_t>(m)],
+                                             static_cast<std::uint64_t>(step_index), model_.B(), model_.T());
     int* dst = staging_.get() + static_cast<std::size_t>(m) * 2 * N;
     std::copy(b.tokens.begin(), b.tokens.end(), dst);
     std::copy(b.targets.begin(), b.targets.end(), dst + N);
@@ -105,14 +133,17 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     // Launching may block inside NCCL (a gather to a peer that is gone): under the watchdog.
     auto guard = runtime_.guard(ctx, config_.step_timeout_s);
     step_start_.record(stream_);
-    weights_.begin_step();
+    weights_->begin_step();
     model_.zero_lora_grads(stream_);
     const float loss_scale = 1.0f / static_cast<float>(micro * ranks);
     for (int m = 0; m < micro; ++m) {
       const auto i = static_cast<std::size_t>(m);
       micro_start_[i]->record(stream_);
-      // Dropout keyed by (seed, micro-step): a fresh mask for every micro-batch of the run.
-      const std::uint64_t key_step = static_cast<std::uint64_t>(step_index - 1) * static_cast<std::uint64_t>(micro) + i;
+      // Dropout keyed by (seed, micro-step): a fresh mask for every micro-batch of a rank's run;
+      // the same on every rank (a replay draws the mask the shard's rank drew).
+      const std::uint64_t key_step =
+          static_cast<std::uint64_t>(step_index - 1) * static_cast<std::uint64_t>(accum) +
+          static_cast<std::uint64_t>(dropout_micro(shards[i], accum));
       const int* tokens = staging_.get() + i * 2 * N;
       model_.enqueue_forward_backward(std::span<const int>(tokens, N), std::span<const int>(tokens + N, N), key_step,
                                       config_.seed, stream_, loss_scale);
@@ -123,7 +154,7 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     backward_done_.record(stream_);
     if (spec.comm && ranks > 1) {
       NvtxRange ar("LoRA gradients all_reduce");
-      const cudaStream_t comm_stream = weights_.comm_stream();
+      const cudaStream_t comm_stream = weights_->comm_stream();
       GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, backward_done_.get(), 0));
       runtime_.check(ncclAllReduce(model_.lora_grads(), model_.lora_grads(), model_.lora_layout().total(), ncclFloat,
                                    ncclSum, spec.comm, comm_stream),
@@ -149,14 +180,14 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
   for (int m = 0; m < micro; ++m) {
     const auto i = static_cast<std::size_t>(m);
     // The head's acquire marks where forward ends (the head's own backward counts as backward).
-    const CudaEvent& head = weights_.head_mark(m);
+    const CudaEvent& head = weights_->head_mark(m);
     r.time.forward_ms += head.elapsed_ms_since(*micro_start_[i]);
     r.time.backward_ms += micro_end_[i]->elapsed_ms_since(head);
   }
   r.time.comm_exposed_ms = comm_joined_.elapsed_ms_since(backward_done_);
   r.time.optimizer_ms = step_end_.elapsed_ms_since(comm_joined_);
   r.time.step_ms = step_end_.elapsed_ms_since(step_start_);
-  const gpu::GatherStats g = weights_.take_stats();
+  const gpu::GatherStats g = weights_->take_stats();
   r.gather_ms = g.gather_ms;
   r.gather_exposed_ms = g.exposed_ms;
   r.gather_bytes = static_cast<double>(g.bytes);

@@ -7,7 +7,9 @@
 //
 // Gradient averaging: each micro-batch's backward is scaled by 1 / (grad_accum x N) (the model's
 // loss_scale), so one ncclAllReduce sum over the N ranks leaves the mean gradient of all N x
-// grad_accum micro-batches, on every rank the same bits (replicas stay bitwise equal). The
+// grad_accum micro-batches, on every rank the same bits (replicas stay bitwise equal). A run of
+// one rank may replay N ranks' micro-batches instead (FsdpTrainSpec::shards, each scaled
+// 1 / (N x grad_accum)): the equivalence check's single-GPU side. The
 // all-reduce runs on FsdpWeights' communication stream after the last backward: the gathers and
 // it are one ordered sequence on the one communicator.
 #pragma once
@@ -47,41 +49,67 @@ struct FsdpRun {
 };
 
 struct FsdpTrainSpec {
-  std::string label = "all";
+  std::string label = "all";    // a run of train/arrival_progress.h: all, equivalence, single_gpu, node
   ncclComm_t comm = nullptr;    // the ranks sharing the base and averaging gradients; nullptr: alone
   std::vector<int> comm_ranks;  // world ranks in comm, for messages
   int rank_in_comm = 0;
   int steps = 1;
+  // The data shard of each micro-batch of a step (equivalence.h); empty: rank_in_comm x grad_accum
+  // .. + grad_accum - 1. More than grad_accum (at most the trainer's max_micro): gradient
+  // accumulation standing for several ranks, each micro-batch scaled 1/(count x ranks in comm).
+  std::vector<int> shards;
+  // The frozen base for this run (sharded over comm's ranks, or whole with one); nullptr: the one
+  // the trainer was built with. Must outlive the run.
+  gpu::FsdpWeights* weights = nullptr;
+  // After this step (1-based; 0: none), the fp32 LoRA weights are copied to the host
+  // (snapshot()), and step 1's reduced gradients with them, for the equivalence check.
+  int snapshot_step = 0;
   bool log_progress = false;
   const DebugFault* fault = nullptr;
+};
+
+// A run's LoRA state after one of its steps.
+struct LoraSnapshot {
+  int step = 0;               // of `lora`; 0: not taken (the run stopped before it)
+  std::vector<float> lora;    // fp32 master after `step`, lora_layout()
+  int grads_step = 0;         // of `grads` (1); 0: not taken
+  std::vector<float> grads;   // step 1's gradients as the optimizer used them (before clipping)
 };
 
 class FsdpTrainer {
  public:
   // lora_init: the initial fp32 LoRA values (model.lora_layout()); every run starts there with
-  // fresh AdamW state.
+  // fresh AdamW state. max_micro: the most micro-batches a step of a run may have (at least
+  // grad_accum; a replay of N ranks needs N x grad_accum). weights: the base of runs whose spec
+  // names none; the model reads whichever base the run uses (set at each run's start).
   FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
-              const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init);
+              const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init, int max_micro = 0);
 
   FsdpRun run(const FsdpTrainSpec& spec);
   const FsdpRun& progress() const { return current_; }  // after a Fault: what was completed
   std::vector<float> lora_master();                      // this rank's fp32 LoRA values (synchronizes)
+  const std::vector<float>& lora_init() const { return init_; }
+  // The last run's snapshot (FsdpTrainSpec::snapshot_step).
+  const LoraSnapshot& snapshot() const { return snapshot_; }
 
  private:
   gpu::QwenLoraModel& model_;
-  gpu::FsdpWeights& weights_;
+  gpu::FsdpWeights* default_weights_;
+  gpu::FsdpWeights* weights_;  // the running one's
   const FsdpConfig& config_;
   const train::TokenSource& data_;
   RankRuntime& runtime_;
   std::vector<float> init_;
+  int max_micro_;
   FsdpRun current_;
+  LoraSnapshot snapshot_;
 
   CudaStream stream_;
   train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (lora total)
-  PinnedBuffer<float> host_losses_;      // (grad_accum, B*T)
+  PinnedBuffer<float> host_losses_;      // (max_micro, B*T)
   std::vector<std::unique_ptr<CudaEvent>> micro_start_, micro_end_;
   CudaEvent step_start_, backward_done_, reduced_, comm_joined_, step_end_;
-  // This step's micro-batches, (grad_accum, 2, B*T) tokens then targets, pinned so the model's
+  // This step's micro-batches, (max_micro, 2, B*T) tokens then targets, pinned so the model's
   // uploads are truly asynchronous (a pageable copy can hold the host until the stream gets
   // there, outside RankRuntime's bounded waits); rewritten only after the step's end was waited for.
   PinnedBuffer<int> staging_;

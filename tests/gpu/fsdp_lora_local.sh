@@ -12,6 +12,9 @@
 #                     # N ranks on GPU 0 (a machine with one GPU): each rank a NCCL host of its
 #                     # own (tests/gpu/own_host_per_rank.sh), gathers over loopback sockets; checks
 #                     # the sharded path's correctness, not its speed (gpu_sharing FAIL says so)
+# With 2 ranks or more the phase also runs the equivalence check (rank 0 alone replaying every
+# rank's batches with the whole base) and the scaling runs (every GPU alone, each node); with one
+# rank both record SKIP with the reason.
 # OUT must not be under /tmp with FSDP_SLURM (local_slurm.sh says why).
 #
 # Exit code: the phase's (0 all PASS/SKIP, 1 a FAIL or ERROR, 2 unusable input).

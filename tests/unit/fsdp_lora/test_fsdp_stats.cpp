@@ -34,3 +34,12 @@ TEST_CASE("fsdp_stats: step FLOPs are the per-token count times the tokens", "[f
   CHECK(per_token > 4e10);
   CHECK(per_token < 6e10);
 }
+
+TEST_CASE("fsdp_stats: scaling efficiency is per-GPU throughput at scale over alone", "[fsdp][stats]") {
+  CHECK(scaling_efficiency(9500, 10000) == Approx(95));
+  CHECK(scaling_efficiency(10500, 10000) == Approx(105));  // faster than alone is reported as it is
+  CHECK(std::isnan(scaling_efficiency(9500, 0)));
+  CHECK(std::isnan(scaling_efficiency(0, 10000)));
+  CHECK(std::isnan(scaling_efficiency(NAN, 10000)));
+  CHECK(std::isnan(scaling_efficiency(9500, INFINITY)));
+}
