@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "smoke/binding_checks.h"
@@ -139,6 +140,7 @@ class Runner {
       Record r = gpu_record(gpu_, test);
       r.status = Status::Error;
       r.message = fmt::format("{} on rank {} ({}): {}", what, ctx_.world.rank(), ctx_.world.hostname(), e.what());
+      if (is_world_failure(e)) r.params[kCauseParam] = kCausePeer;  // some other rank or node never arrived
       add(std::move(r));
     }
     ctx_.results.checkpoint();

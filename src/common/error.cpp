@@ -29,4 +29,9 @@ void raise_call_error(std::string_view library, std::string_view call, std::stri
 
 std::string errno_text() { return std::strerror(errno); }
 
+bool is_world_failure(const std::exception& e) {
+  const auto* call = dynamic_cast<const CallError*>(&e);
+  return call != nullptr && call->library() == "PMIx";
+}
+
 }  // namespace gpuaccept

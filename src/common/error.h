@@ -28,6 +28,10 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A failed PMIx call: World's collectives go through PMIx, so on a running job this is a fence
+// some other rank or node never joined (died, hung, lost), not a fault of the caller's node.
+bool is_world_failure(const std::exception& e);
+
 // "file.cpp:42 rank 3 on node7": where an error happened, for messages.
 std::string error_location(const std::source_location& loc);
 

@@ -92,7 +92,8 @@ int run_phase(int argc, char** argv, const PhaseDefinition& phase) {
     phase.body(ctx);
   } catch (const std::exception& e) {
     log_error("{}", e.what());
-    results.check("phase", Status::Error, e.what());
+    Record& r = results.check("phase", Status::Error, e.what());
+    if (is_world_failure(e)) r.params[kCauseParam] = kCausePeer;  // a peer never joined a collective
   }
   const Status verdict = results.finish();
   log_rank0("{} verdict: {}", phase.name, to_string(verdict));

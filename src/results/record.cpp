@@ -9,6 +9,11 @@ namespace gpuaccept {
 
 using nlohmann::json;
 
+bool caused_by_peer(const Record& r) {
+  const auto it = r.params.find(kCauseParam);
+  return it != r.params.end() && it->second == kCausePeer;
+}
+
 std::string_view to_string(Status s) {
   switch (s) {
     case Status::Pass: return "PASS";

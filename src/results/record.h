@@ -25,6 +25,14 @@ using Params = std::map<std::string, std::string>;
 inline constexpr int kJobLevel = -1;   // a record about the whole job (e.g. "all nodes alike")
 inline constexpr int kRankUnset = -2;  // ResultWriter::add() fills in the writing rank
 
+// params["cause"] = "peer": this rank failed because another rank or node did not take its
+// part (a collective that timed out, a training step a peer never reached). The record stays
+// this rank's, but it blames no node: the report's node actions do not drain the survivors of
+// a lost node. The one that stopped is named by its own records, or by the heartbeat records
+// written for it (results/heartbeat.h).
+inline constexpr const char* kCauseParam = "cause";
+inline constexpr const char* kCausePeer = "peer";
+
 struct Record {
   std::string phase;
   std::string job_id;         // SLURM_JOB_ID of the step's job ("" outside Slurm)
@@ -45,6 +53,8 @@ struct Record {
   bool has_value() const { return !std::isnan(value); }
   bool operator==(const Record& o) const;
 };
+
+bool caused_by_peer(const Record& r);  // params["cause"] == "peer" (kCauseParam)
 
 // Parameters as a JSON object text, the form they take in the HDF5 file.
 std::string encode_params(const Params& p);

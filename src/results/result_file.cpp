@@ -123,11 +123,14 @@ void write_hdf5(const fs::path& path, const ResultFile& file) {
 
 void sync_file(const fs::path& path) {
   // The rename below only protects readers if the data reached the disk first.
+  // A failed fsync (a full or failing filesystem, NFS's deferred write errors) means the file
+  // may not hold what was written: an error, never a results file.
   const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  if (fd < 0) raise_call_error("libc", "open", fmt::format("{}: {}", path.string(), errno_text()));
+  const int rc = ::fsync(fd);
+  const std::string why = rc != 0 ? errno_text() : std::string();
+  ::close(fd);
+  if (rc != 0) raise_call_error("libc", "fsync", fmt::format("{}: {}", path.string(), why));
 }
 
 // --- reading ---------------------------------------------------------------
@@ -218,24 +221,32 @@ herr_t collect_document(hid_t group, const char* name, const H5L_info_t*, void* 
 fs::path write_result_file(const fs::path& path, const ResultFile& file) {
   const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   const fs::path tmp = dir / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid());
-  fs::remove(tmp);
+  std::error_code ec;
+  fs::remove(tmp, ec);  // a leftover of an earlier process with this pid; on a read-only root the write says why
+  // Whatever fails (a full or read-only filesystem: the write, the fsync or the link), the
+  // temporary goes: no half-written file is left, under its name or any other.
   try {
     write_hdf5(tmp, file);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
-  sync_file(tmp);
-  // link() refuses to replace an existing file, which rename() would do silently.
-  for (int n = 1;; ++n) {
-    const fs::path target =
-        n == 1 ? path : dir / fmt::format("{}-{}{}", path.stem().string(), n, path.extension().string());
-    if (::link(tmp.c_str(), target.c_str()) == 0) {
-      ::unlink(tmp.c_str());
-      return target;
+    sync_file(tmp);
+    // link() refuses to replace an existing file, which rename() would do silently.
+    for (int n = 1;; ++n) {
+      const fs::path target =
+          n == 1 ? path : dir / fmt::format("{}-{}{}", path.stem().string(), n, path.extension().string());
+      if (::link(tmp.c_str(), target.c_str()) == 0) {
+        ::unlink(tmp.c_str());
+        return target;
+      }
+      if (errno != EEXIST)
+        raise_call_error("libc", "link", fmt::format("{} -> {}: {}", tmp.string(), target.string(), errno_text()));
     }
-    if (errno != EEXIST) raise_call_error("libc", "link", fmt::format("{} -> {}: {}", tmp.string(), target.string(), errno_text()));
+  } catch (const std::exception& e) {
+    const int err = errno;  // what the failed write(), fsync() or link() said
+    fs::remove(tmp, ec);
+    // A filesystem that is full, read-only or failing: say so in a line, not in libhdf5's words.
+    if (err == ENOSPC || err == EDQUOT || err == EROFS || err == EIO || err == EFBIG || err == EACCES)
+      throw std::runtime_error(fmt::format("cannot write results file {}: {} (nothing was written)", path.string(),
+                                           std::strerror(err)));
+    throw;
   }
 }
 

@@ -33,6 +33,8 @@ ResultWriter::ResultWriter(World& world, std::string phase, fs::path run_dir,
   attributes_["phase"] = phase_;
   attributes_.try_emplace("start_time", utc_now());
   attributes_["world_size"] = std::to_string(world_.size());
+  heartbeat_ = std::make_unique<Heartbeat>(parts_dir() / fmt::format("rank-{:05d}.alive", world_.rank()),
+                                           heartbeat_period_s());
 }
 
 Record& ResultWriter::add(Record r) {
@@ -94,6 +96,7 @@ void ResultWriter::checkpoint() {
 Status ResultWriter::write_final(ResultFile file) {
   file.attributes["end_time"] = utc_now();
   written_ = write_result_file(run_dir_ / (phase_ + ".h5"), file);
+  heartbeat_->stop();  // or it would make the parts directory again
   std::error_code ec;
   fs::remove_all(parts_dir(), ec);  // the phase file now holds everything the parts held
   Status worst = Status::Pass;
@@ -115,10 +118,20 @@ Status ResultWriter::finish() {
   json payload = {{"records", json::parse(encode_records(records_))}, {"documents", documents_}};
   std::vector<std::string> all;
   try {
-    all = world_.allgather_string(json_text(payload));
+    all = world_.gather_string(json_text(payload), 0);  // rank 0 writes the file
   } catch (const std::exception& e) {
     log_error("gathering results failed: {}", e.what());
-    if (world_.rank() != 0) return most_severe(mine, Status::Error);
+    if (world_.rank() != 0) {
+      // Rank 0 writes the file from the checkpoints: this rank's last records go there, and its
+      // heartbeat says it ended rather than hung.
+      try {
+        checkpoint();
+      } catch (const std::exception& c) {
+        log_error("results checkpoint failed: {}", c.what());
+      }
+      heartbeat_->stop();
+      return most_severe(mine, Status::Error);
+    }
     return write_from_parts(e.what());
   }
   Status worst = Status::Pass;
@@ -145,7 +158,9 @@ Status ResultWriter::finish() {
     }
   }
   // Every rank exits with the job's verdict, so Slurm marks the step failed on all of them.
-  return parse_status(world_.broadcast_string(std::string(to_string(worst)), 0));
+  const std::string verdict = world_.broadcast_string(std::string(to_string(worst)), 0);
+  heartbeat_->stop();
+  return parse_status(verdict);
 }
 
 Status ResultWriter::write_from_parts(const std::string& why) {
@@ -168,7 +183,10 @@ Status ResultWriter::write_from_parts(const std::string& why) {
   err.message = missing.empty()
                     ? fmt::format("gathering results through World failed ({}); the file was written from the ranks' checkpoints", why)
                     : fmt::format("ranks {} did not report (died or hung?): {}", fmt::join(missing, ","), why);
+  const auto silent = silent_ranks(parts_dir(), file.records);
+  for (const auto& s : silent) err.message += "; " + describe(s);
   file.records.push_back(add(err));
+  for (const auto& s : silent) file.records.push_back(add(silent_rank_record(s, phase_)));
   try {
     write_final(std::move(file));
   } catch (const std::exception& e) {

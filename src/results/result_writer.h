@@ -9,9 +9,11 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "results/heartbeat.h"
 #include "results/record.h"
 #include "results/result_file.h"
 #include "world/world.h"
@@ -55,6 +57,7 @@ class ResultWriter {
   std::vector<Record> records_;
   std::map<std::string, std::string> documents_;
   std::filesystem::path written_;
+  std::unique_ptr<Heartbeat> heartbeat_;  // <phase>.parts/rank-N.alive until the phase file is written
 
   std::filesystem::path parts_dir() const;
   ResultFile local_file() const;

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "results/heartbeat.h"
 #include "results/record_bounds.h"
 #include "results/result_writer.h"
 
@@ -90,7 +91,10 @@ std::optional<fs::path> salvage_phase_file(const fs::path& run_dir, const std::s
       m.unreadable.empty() ? std::string()
                            : fmt::format("; {} checkpoint(s) could not be read: {}", m.unreadable.size(),
                                          fmt::join(m.unreadable, "; ")));
+  const auto silent = silent_ranks(run_dir / (phase + ".parts"), m.file.records);
+  for (const auto& s : silent) err.message += "; " + describe(s);
   m.file.records.push_back(std::move(err));
+  for (const auto& s : silent) m.file.records.push_back(silent_rank_record(s, phase));
   fs::create_directories(run_dir);  // a step that died before any rank made it
   return write_result_file(target, m.file);
 }

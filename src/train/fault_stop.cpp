@@ -68,8 +68,12 @@ void stop_after_fault(World& world, ResultWriter& results, RankRuntime* rt, cons
     rt->board().raise_abort(fmt::format("rank {} ({}): {}", world.rank(), world.hostname(), what));
   }
   const std::string completed = record_progress();
-  results.check("training", Status::Fail,
-                fmt::format("stopped during {} ({}): {}{}", stage, completed, what, who.empty() ? "" : "; " + who));
+  Record& failed = results.check(
+      "training", Status::Fail,
+      fmt::format("stopped during {} ({}): {}{}", stage, completed, what, who.empty() ? "" : "; " + who));
+  // Other ranks did not arrive: this rank is a survivor (the laggards are named in the message,
+  // and a hung one records its own FAIL through the last resort).
+  if (!who.empty()) failed.params[kCauseParam] = kCausePeer;
   try {
     results.checkpoint();
   } catch (const std::exception& e) {

@@ -25,6 +25,18 @@ std::vector<std::string> World::allgather_string(const std::string& mine) {
   return out;
 }
 
+std::vector<Bytes> World::gather(std::span<const std::byte> mine, int root) {
+  std::vector<Bytes> all = allgather(mine);
+  if (rank() != root) all.clear();
+  return all;
+}
+
+std::vector<std::string> World::gather_string(const std::string& mine, int root) {
+  std::vector<std::string> out;
+  for (const auto& b : gather(to_bytes(mine), root)) out.push_back(to_string(b));
+  return out;
+}
+
 std::string World::broadcast_string(const std::string& data, int root) {
   return to_string(broadcast(to_bytes(data), root));
 }

@@ -35,12 +35,18 @@ class World {
 
   // Every rank contributes `mine`; every rank receives all contributions, by rank.
   virtual std::vector<Bytes> allgather(std::span<const std::byte> mine) = 0;
+  // Every rank contributes `mine`; `root` receives all contributions, by rank, the others
+  // nothing. What rank 0 alone needs (the result gather): each rank fetching every rank's
+  // data, as allgather does, costs O(ranks) per rank (docs/performance.md, World's PMIx
+  // collectives). This default is allgather's.
+  virtual std::vector<Bytes> gather(std::span<const std::byte> mine, int root);
   // `root`'s data to every rank (the argument is ignored on the other ranks).
   virtual Bytes broadcast(std::span<const std::byte> data, int root) = 0;
   virtual void barrier() = 0;
 
   // String conveniences over the byte collectives.
   std::vector<std::string> allgather_string(const std::string& mine);
+  std::vector<std::string> gather_string(const std::string& mine, int root);  // empty off root
   std::string broadcast_string(const std::string& data, int root);
   // True on every rank when any rank passes true (e.g. "some rank failed").
   bool any(bool mine);

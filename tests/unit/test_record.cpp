@@ -48,3 +48,24 @@ TEST_CASE("params encode as a JSON object", "[record]") {
   CHECK(decode_params("").empty());
   CHECK(decode_params(R"({"bytes":"8","n":4})") == Params{{"bytes", "8"}, {"n", "4"}});
 }
+
+TEST_CASE("a failure caused by a peer is marked in the params, a failed PMIx call is one", "[record]") {
+  Record r;
+  CHECK_FALSE(caused_by_peer(r));
+  r.params[kCauseParam] = kCausePeer;
+  CHECK(caused_by_peer(r));
+  r.params[kCauseParam] = "self";
+  CHECK_FALSE(caused_by_peer(r));
+
+  const auto thrown = [](std::string_view library) -> CallError {
+    try {
+      raise_call_error(library, "call", "why");
+    } catch (const CallError& e) {
+      return e;
+    }
+    return CallError("", "", "", "");
+  };
+  CHECK(is_world_failure(thrown("PMIx")));
+  CHECK_FALSE(is_world_failure(thrown("CUDA")));
+  CHECK_FALSE(is_world_failure(std::runtime_error("PMIx call failed")));  // text alone is not enough
+}

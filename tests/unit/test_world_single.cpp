@@ -22,6 +22,7 @@ TEST_CASE("the single-process world is rank 0 of 1 and its collectives are the i
   REQUIRE(all.size() == 1);
   CHECK(all[0] == "payload");
   CHECK(w->broadcast_string("id", 0) == "id");
+  CHECK(w->gather_string("mine", 0) == std::vector<std::string>{"mine"});  // the root receives
   CHECK(w->any(true));
   CHECK_FALSE(w->any(false));
   w->barrier();

@@ -12,7 +12,9 @@ namespace gpuaccept::report {
 
 namespace {
 
-bool about_one_node(const Record& r) { return !r.node.empty() && r.rank != kJobLevel; }
+// A failure caused by a peer (results/record.h) is the job's: the node it was seen on is a
+// survivor of whatever stopped the peer.
+bool about_one_node(const Record& r) { return !r.node.empty() && r.rank != kJobLevel && !caused_by_peer(r); }
 
 bool relative_check(RuleCheck c) { return c == RuleCheck::FleetBelow || c == RuleCheck::FleetAbove; }
 

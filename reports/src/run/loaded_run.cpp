@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "results/heartbeat.h"
 #include "results/isolated_read.h"
 #include "results/result_file.h"
 
@@ -100,10 +101,21 @@ void read_parts(const fs::path& parts_dir, const ResultFileReader& read, LoadedR
   for (const auto& e : fs::directory_iterator(parts_dir))
     if (e.is_regular_file() && e.path().extension() == ".h5") parts.push_back(e.path());
   std::sort(parts.begin(), parts.end());
+  // The ranks' heartbeats (results/heartbeat.h) tell a phase still at work (a report started
+  // early, e.g. by hand) from one whose ranks are gone: they are touched every period (10 s by
+  // default) until the phase file is written.
+  // Three periods (GPUACCEPT_HEARTBEAT here, as the phases had it), at least 30 s.
+  const double still_running_s = std::max(30.0, 3 * heartbeat_period_s());
+  const double age = newest_heartbeat_age_s(parts_dir);
+  const std::string state =
+      age >= 0 && age <= still_running_s
+          ? fmt::format("the phase is still running (a rank's heartbeat {:.0f} s ago): this report came before "
+                        "the phase ended; run it again once the phase's job has ended",
+                        age)
+          : "rank 0 died or hung before writing it";
   run.records.push_back(source_error(
-      phase, fmt::format("{}.h5 is missing: rank 0 died or hung before writing it; showing the checkpoints of {} "
-                         "rank(s) from {}",
-                         phase, parts.size(), parts_dir.string())));
+      phase, fmt::format("{}.h5 is missing: {}; showing the checkpoints of {} rank(s) from {}", phase, state,
+                         parts.size(), parts_dir.string())));
   for (const auto& p : parts) {
     PhaseSource src = read_source(p, phase, read, run);
     if (src.state != SourceState::Unreadable) {

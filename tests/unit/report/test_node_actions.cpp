@@ -102,6 +102,22 @@ TEST_CASE("node actions: failures about the whole job or a file blame no node") 
   CHECK(a.unattributed_failures == 2);
 }
 
+TEST_CASE("node actions: a lost node is drained, not the survivors that waited for it") {
+  // gpa-node2 lost mid-phase: the survivors' fence timeouts are caused by a peer; the lost
+  // ranks' own ERRORs (from their heartbeats, results/heartbeat.h) are gpa-node2's.
+  Report r;
+  r.grid.nodes = {"gpa-node1", "gpa-node2"};
+  Record survivor = on("gpa-node1", Status::Error, "shared_fs", 0);
+  survivor.params[kCauseParam] = kCausePeer;
+  Record survivor_training = on("gpa-node1", Status::Fail, "training", 1);
+  survivor_training.params[kCauseParam] = kCausePeer;
+  r.checks = {survivor, survivor_training, on("gpa-node2", Status::Error, "result_gather", 2)};
+  const NodeActions a = node_actions(r);
+  CHECK(names(a.drain) == std::vector<std::string>{"gpa-node2"});
+  CHECK(a.watch.empty());
+  CHECK(a.unattributed_failures == 2);
+}
+
 TEST_CASE("node actions: hostlists are compressed as scontrol gives them") {
   CHECK(compress_hostlist({"gpu03", "gpu01", "gpu02", "gpu07", "gpu01"}) == "gpu[01-03,07]");
   CHECK(compress_hostlist({"login", "gpa-node2"}) == "gpa-node2,login");
