@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by tests/gpu/nccl_*.sh and ddp_kill.sh: where things are, how N ranks start on
+# Shared by tests/gpu/nccl_*.sh and train_kill.sh: where things are, how N ranks start on
 # this GPU machine's local Slurm, and the fault tests' common part. Sourced, not run.
 #
 # The launcher is Slurm's srun with PMIx (the World that gpuaccept's phases need), from the
@@ -71,7 +71,7 @@ salvage() {
   [ "$rc" -le 1 ] || die "gpuaccept-salvage failed (exit code $rc)"
 }
 
-# The fault tests (nccl_kill.sh, ddp_kill.sh). fault_setup PHASE MODE DEFAULT_AFTER: reads
+# The fault tests (nccl_kill.sh, train_kill.sh). fault_setup PHASE MODE DEFAULT_AFTER: reads
 # KILL_RANK [1], KILL_AFTER [DEFAULT_AFTER], TIMEOUT [30] and sets mode, rank, after,
 # timeout_s, inject (the phase's hidden fault flags), run and log.
 fault_setup() {

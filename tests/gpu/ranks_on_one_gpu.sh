@@ -11,7 +11,8 @@
 #   ddp        ddp: gradient buckets all-reduced during backward, learning, replicas bitwise
 #              equal across ranks, 1-GPU-vs-N equivalence, scaling records (DDP_KEYS adds
 #              config keys: DDP_KEYS=comm_sms=16)
-#   ddp-hang, ddp-kill     tests/gpu/ddp_kill.sh hang|kill
+#   ddp-hang, ddp-kill     tests/gpu/train_kill.sh ddp hang|kill
+#   fsdp-hang, fsdp-kill   tests/gpu/train_kill.sh fsdp-lora hang|kill
 # On the GPU machine, after source tests/gpu/env.sh:
 #   tests/gpu/ranks_on_one_gpu.sh [step ...]      (default: all six; results under $OUT)
 # Prints one "ranks_on_one_gpu: STEP ok|FAILED" line per step; exit code: failed steps.
@@ -73,8 +74,10 @@ for step in "${steps[@]}"; do
     nccl-hang) tests/gpu/nccl_kill.sh hang 2>&1 | tail -n 25 ;;
     nccl-kill) tests/gpu/nccl_kill.sh kill 2>&1 | tail -n 25 ;;
     ddp) ddp_on_shared_gpu ;;
-    ddp-hang) tests/gpu/ddp_kill.sh hang 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
-    ddp-kill) tests/gpu/ddp_kill.sh kill 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
+    ddp-hang) tests/gpu/train_kill.sh ddp hang 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
+    ddp-kill) tests/gpu/train_kill.sh ddp kill 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
+    fsdp-hang) tests/gpu/train_kill.sh fsdp-lora hang 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
+    fsdp-kill) tests/gpu/train_kill.sh fsdp-lora kill 2>&1 | grep -v 'step [0-9]*/' | tail -n 25 ;;
     *) echo "unknown step $step" >&2; false ;;
   esac
   # shellcheck disable=SC2181
