@@ -24,11 +24,11 @@ namespace {
     if (gpa_rc_ != PMIX_SUCCESS) ::gpuaccept::raise_call_error("PMIx", #call, PMIx_Error_string(gpa_rc_)); \
   } while (0)
 
-// Seconds a fence may take before PMIx declares it failed (a rank that died or hangs);
-// GPUACCEPT_PMIX_TIMEOUT overrides. 0 would mean "wait forever", which we never want.
 // Seconds past the fence timeout after which a rank stops waiting for PMIx itself.
 constexpr int kFenceGraceS = 5;
 
+// Seconds a fence may take before PMIx declares it failed (a rank that died or hangs);
+// GPUACCEPT_PMIX_TIMEOUT overrides. 0 would mean "wait forever", which we never want.
 int fence_timeout_s() {
   if (const char* v = std::getenv("GPUACCEPT_PMIX_TIMEOUT")) {
     const int t = std::atoi(v);
