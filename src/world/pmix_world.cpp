@@ -114,30 +114,12 @@ class PmixWorld final : public World {
 
   std::string backend() const override { return "pmix"; }
 
-  std::vector<Bytes> allgather(std::span<const std::byte> mine) override {
-    const int n = job_size_;
-    return bounded<std::vector<Bytes>>(
-        [c = calls(), key = next_key(), data = Bytes(mine.begin(), mine.end()), n] {
-          c.put(key, data);
-          c.fence();
-          std::vector<Bytes> out;
-          for (int r = 0; r < n; ++r) out.push_back(c.get(key, r));
-          return out;
-        });
-  }
+  std::vector<Bytes> allgather(std::span<const std::byte> mine) override { return collect(mine, true); }
 
   // As allgather, but only `root` fetches the values: every node's PMIx server still receives
   // the whole collection in the fence, the ranks' N fetches each are what this saves.
   std::vector<Bytes> gather(std::span<const std::byte> mine, int root) override {
-    const int n = static_cast<int>(me_.rank) == root ? job_size_ : 0;
-    return bounded<std::vector<Bytes>>(
-        [c = calls(), key = next_key(), data = Bytes(mine.begin(), mine.end()), n] {
-          c.put(key, data);
-          c.fence();
-          std::vector<Bytes> out;
-          for (int r = 0; r < n; ++r) out.push_back(c.get(key, r));
-          return out;
-        });
+    return collect(mine, static_cast<int>(me_.rank) == root);
   }
 
   Bytes broadcast(std::span<const std::byte> data, int root) override {
@@ -165,6 +147,19 @@ class PmixWorld final : public World {
 
   std::string next_key() { return fmt::format("gpuaccept.{}", seq_++); }
   PmixCalls calls() const { return {me_, fence_timeout_s()}; }
+
+  // Every rank puts `mine`; after the fence this rank fetches every rank's value if `fetch`.
+  std::vector<Bytes> collect(std::span<const std::byte> mine, bool fetch) {
+    const int n = fetch ? job_size_ : 0;
+    return bounded<std::vector<Bytes>>(
+        [c = calls(), key = next_key(), data = Bytes(mine.begin(), mine.end()), n] {
+          c.put(key, data);
+          c.fence();
+          std::vector<Bytes> out;
+          for (int r = 0; r < n; ++r) out.push_back(c.get(key, r));
+          return out;
+        });
+  }
 
   // Runs one collective's PMIx calls on a thread of their own and waits for them a little
   // longer than the fence timeout they ask PMIx for. PMIx honours that timeout while a rank of
