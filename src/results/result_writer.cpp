@@ -96,7 +96,7 @@ void ResultWriter::checkpoint() {
 Status ResultWriter::write_final(ResultFile file) {
   file.attributes["end_time"] = utc_now();
   written_ = write_result_file(run_dir_ / (phase_ + ".h5"), file);
-  heartbeat_->stop();  // or it would make the parts directory again
+  heartbeat_->stop();  // this rank ended; the parts go next
   std::error_code ec;
   fs::remove_all(parts_dir(), ec);  // the phase file now holds everything the parts held
   Status worst = Status::Pass;

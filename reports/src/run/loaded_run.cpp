@@ -102,9 +102,9 @@ void read_parts(const fs::path& parts_dir, const ResultFileReader& read, LoadedR
     if (e.is_regular_file() && e.path().extension() == ".h5") parts.push_back(e.path());
   std::sort(parts.begin(), parts.end());
   // The ranks' heartbeats (results/heartbeat.h) tell a phase still at work (a report started
-  // early, e.g. by hand) from one whose ranks are gone: they are touched every period (10 s by
-  // default) until the phase file is written.
-  // Three periods (GPUACCEPT_HEARTBEAT here, as the phases had it), at least 30 s.
+  // early, e.g. by hand) from one whose ranks are gone: they are touched every period until the
+  // phase file is written. Fresh means within three periods (GPUACCEPT_HEARTBEAT here, as the
+  // phases had it), and at least 30 s.
   const double still_running_s = std::max(30.0, 3 * heartbeat_period_s());
   const double age = newest_heartbeat_age_s(parts_dir);
   const std::string state =
