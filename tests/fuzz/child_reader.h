@@ -13,10 +13,14 @@
 //    comes with it, and the project's code never copies a size it did not bound first
 //    (record_bounds.h; the wire decoder is fuzzed on its own in wire_fuzz);
 //  - any other report (this project's code; every UBSan report) ends it with
-//    kChildSanitizerExit, which the target counts as a finding.
-// In both cases ASan's report is on stderr.
+//    kChildSanitizerExit and leaves a marker file beside the input, which the target counts
+//    as a finding (child_sanitizer_report()).
+// In both cases ASan's report is on stderr. The marker, not the parent's error text, tells:
+// that text may quote the damaged file, and a mutation that wrote "exited with code 86 " into
+// a params string once passed for a report (2026-11-25, 908 s into a result_file run).
 #pragma once
 
+#include <fcntl.h>
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #include <unistd.h>
@@ -25,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_util.h"
 #include "results/result_file.h"
 
 namespace fuzz {
@@ -62,20 +67,32 @@ inline bool first_own_frame_in_libhdf5(std::string_view report) {
   return false;
 }
 
+// Written by a reader child that ends with a report about this project's code.
+inline const std::string& sanitizer_marker() {
+  static const std::string path = (scratch_dir() / "child-sanitizer-report").string();
+  return path;
+}
+
 inline gpuaccept::ResultFile read_in_child(const std::filesystem::path& path) {
+  (void)sanitizer_marker();  // its path made before any report, in the parent's scratch directory
   __asan_set_error_report_callback([](const char* report) {
     reported() = true;
     report_in_libhdf5() = first_own_frame_in_libhdf5(report);
   });
-  __sanitizer_set_death_callback(
-      [] { ::_exit(!reported() || report_in_libhdf5() ? kChildLibhdf5Exit : kChildSanitizerExit); });
+  __sanitizer_set_death_callback([] {
+    if (!reported() || report_in_libhdf5()) ::_exit(kChildLibhdf5Exit);
+    const int fd = ::open(sanitizer_marker().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::close(fd);
+    ::_exit(kChildSanitizerExit);
+  });
   return gpuaccept::read_result_file(path);
 }
 
-// True when an InputError from read_result_file_isolated says the child ended with a
-// sanitizer report about this project's code (its text is on stderr, above).
-inline bool child_sanitizer_report(const std::string& what) {
-  return what.find("exited with code " + std::to_string(kChildSanitizerExit) + " ") != std::string::npos;
+// True when a reader child since the last call ended with a sanitizer report about this
+// project's code (its text is on stderr, above); clears the marker.
+inline bool child_sanitizer_report() {
+  std::error_code ec;
+  return std::filesystem::remove(sanitizer_marker(), ec);
 }
 
 }  // namespace fuzz

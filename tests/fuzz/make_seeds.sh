@@ -1,7 +1,7 @@
 #!/bin/bash
 # Remakes the seed corpora in tests/fuzz/seeds/ from real files: the report fixture's run
 # directory (gpuaccept-report-fixture, real HDF5 files as the phases write them), the
-# configs/ profiles and threshold files, and strings the report escapes.
+# configs/ profiles and threshold files, strings the report escapes, and tests/fuzz/regressions/.
 #   tests/fuzz/make_seeds.sh [BUILD_DIR]     (BUILD_DIR: the main build, default build/)
 # Needs the main build (the fixture) and the fuzz build (make_wire_seed).
 set -euo pipefail
@@ -15,6 +15,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$build/bin/gpuaccept-report-fixture" --foreign "$tmp/foreign.h5" >/dev/null
 rm -rf "$seeds"
 mkdir -p "$seeds"/{wire,result_file,config,run_dir,html}
+# Inputs that once made a target report wrongly (tests/fuzz/regressions/<target>/), kept as seeds.
+cp -r "$root/tests/fuzz/regressions/." "$seeds/"
 
 # result_file: each phase file, a rank checkpoint, a foreign HDF5 file.
 for f in "$tmp"/run/*.h5; do cp "$f" "$seeds/result_file/"; done
