@@ -166,6 +166,18 @@ std::vector<Record> read_records(hid_t file) {
   H5Id ds = h5_dataset(GPUACCEPT_HDF5_CHECK(H5Dopen2(file, "records", H5P_DEFAULT)));
   H5Id space = h5_space(GPUACCEPT_HDF5_CHECK(H5Dget_space(ds)));
   const hssize_t n = H5Sget_simple_extent_npoints(space);
+  // A damaged dataspace can claim any count (fuzzing found 2^32 records in a 50 kB file; the
+  // allocation alone asked for 257 GB). Every record takes its on-disk size in the file (the
+  // dataset is contiguous and uncompressed), so the file's size bounds the count.
+  hsize_t file_bytes = 0;
+  GPUACCEPT_HDF5_CHECK(H5Fget_filesize(file, &file_bytes));
+  const H5Id disk_type = h5_type(GPUACCEPT_HDF5_CHECK(H5Dget_type(ds)));
+  const std::size_t row_bytes = H5Tget_size(disk_type);
+  if (n < 0 || row_bytes == 0 || static_cast<hsize_t>(n) > file_bytes / row_bytes)
+    raise_call_error("HDF5", "records",
+                     fmt::format("the dataset claims {} records of {} bytes, more than the file's {} bytes can hold "
+                                 "(damaged)",
+                                 n, row_bytes, file_bytes));
   std::vector<RecordRow> rows(static_cast<std::size_t>(n));
   if (n == 0) return {};
   H5Id type = record_type();

@@ -111,6 +111,38 @@ TEST_CASE("missing, truncated and foreign files give errors naming the file", "[
   CHECK_THROWS_WITH(read_result_file(text), Catch::Contains(text.string()) && Catch::Contains("not an HDF5 file"));
 }
 
+TEST_CASE("a records dataset that claims more records than the file holds is refused before allocating", "[hdf5]") {
+  // A billion records in a file of a few kB (chunks never written): a damaged dataspace of this
+  // kind made the reader ask for 257 GB (fuzzing, 2026-11-25). The file's size bounds the count.
+  const fs::path dir = fresh_dir("claims");
+  const fs::path path = dir / "smoke.h5";
+  {
+    const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(f, "gpuaccept_format", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
+    const int version = kResultsFormatVersion;
+    H5Awrite(attr, H5T_NATIVE_INT, &version);
+    const hsize_t dims[1] = {1000000000}, chunk[1] = {1024};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(plist, 1, chunk);
+    const hid_t ds = H5Dcreate2(f, "records", H5T_NATIVE_INT, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    H5Dclose(ds);
+    H5Pclose(plist);
+    H5Sclose(space);
+    H5Aclose(attr);
+    H5Sclose(scalar);
+    H5Fclose(f);
+  }
+  REQUIRE(fs::file_size(path) < 100000);
+  CHECK_THROWS_WITH(read_result_file(path), Catch::Contains(path.string()) &&
+                                                Catch::Contains("claims 1000000000 records") &&
+                                                Catch::Contains("damaged"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a record whose numbers are out of bounds marks its file as damaged", "[hdf5]") {
   // libhdf5 reads a flipped bit in gpu_index as readily as a good value; the report would
   // then draw a grid with a billion GPU columns.
