@@ -23,6 +23,7 @@ add_library(gpuaccept_report STATIC
   src/html/history_html.cpp
   src/html/html_plots.cpp
   src/html/html_inventory.cpp
+  src/html/html_checkpoints.cpp
   src/html/html_phase_details.cpp
   src/output/summary_json.cpp
   src/output/junit_xml.cpp

@@ -16,7 +16,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   // Every key read below: a typo (`ddp.stpes`) is refused, not left to the default.
   c.refuse_unknown_keys("ddp", {
-      "bucket_mib", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
+      "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
       "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
       "gradient_check", "learn_fraction", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
       "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
@@ -70,6 +70,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.scaling_steps = c.get_non_negative("ddp.scaling_steps", d.scaling_steps);
   d.step_timeout_s = c.get_positive("ddp.step_timeout_s", d.step_timeout_s);
   d.peak_tflops = c.get_non_negative("ddp.peak_tflops", d.peak_tflops);
+  d.checkpoint = train::load_checkpoint_config(c, "ddp", d.steps, false);
   d.debug_fault = f.debug_fault;
   return d;
 }

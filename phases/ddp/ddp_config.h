@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/debug_fault.h"
+#include "train/checkpoint_config.h"
 #include "config/config.h"
 #include "ddp/gpt_config.h"
 
@@ -52,6 +53,7 @@ struct DdpConfig {
   int equivalence_steps = 4;        // ddp.equivalence_steps: 1 GPU x N shards vs N GPUs; 0 = off
   double equivalence_tolerance = 0.02;  // ddp.equivalence_tolerance: max |loss difference|, nats
   int scaling_steps = 15;           // ddp.scaling_steps: per scale (1 GPU, one node); 0 = off
+  train::CheckpointConfig checkpoint;  // ddp.checkpoint.*: save, restore, resume (train/checkpoint_config.h)
   // Limits
   double step_timeout_s = 300;      // ddp.step_timeout_s: a step (or collective) that takes longer is a hang
   double peak_tflops = 0;           // ddp.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model

@@ -17,6 +17,7 @@
 #include "ddp/trainer.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
+#include "train/checkpoint_drill.h"
 #include "train/fault_stop.h"
 #include "train/rank_devices.h"
 #include "train/token_source.h"
@@ -54,6 +55,7 @@ class DdpPhase {
   int steps_done_ = 0;
 
   void skip_all(const std::string& why);
+  train::CheckpointManifest checkpoint_header() const;
   void record_gpu_sharing(const std::vector<RankInfo>& ranks);
   void gradient_check();
   void train(const train::TokenSource& data);
@@ -62,8 +64,22 @@ class DdpPhase {
 };
 
 void DdpPhase::skip_all(const std::string& why) {
-  for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
+  for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling", "checkpoint_resume"})
     results_.check(test, Status::Skip, why);
+}
+
+// What a checkpoint must match to be resumed by this configuration: the model and its
+// initialisation, and the batch each step sees (the data follows the step number).
+train::CheckpointManifest DdpPhase::checkpoint_header() const {
+  train::CheckpointManifest h;
+  h.phase = "ddp";
+  h.state = {{"model", config_.model},
+             {"seed", std::to_string(config_.seed)},
+             {"micro_batch", std::to_string(config_.micro_batch)},
+             {"seq_len", std::to_string(config_.seq_len)},
+             {"grad_accum", std::to_string(config_.grad_accum)},
+             {"data", config_.data_file.empty() ? "markov" : config_.data_file}};
+  return h;
 }
 
 void DdpPhase::run() {
@@ -176,11 +192,20 @@ void DdpPhase::train(const train::TokenSource& data) {
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();
     RunSummary summary(ctx_, config_, *model, device_.name, data.loss_floor());
+    // The checkpoint drill (train/checkpoint_drill.h): saved during the main run, restored and
+    // resumed at the end of the phase.
+    std::unique_ptr<train::CheckpointDrill> drill;
+    if (config_.checkpoint.enabled)
+      drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
+                                                       trainer->state());
 
     // 2. Training on every GPU.
     stage_ = "training on all GPUs";
     TrainSpec all{"all", rt->world_comm().get(), all_ranks(W), config_.steps, shards_of(rank, config_.grad_accum), true,
                   &config_.debug_fault};
+    all.after_step = [&](int s) {
+      if (drill) drill->after_main_step(s);
+    };
     const TrainRun main_run = trainer->run(all);
     steps_done_ = static_cast<int>(main_run.steps.size());
     summary.record_training(main_run);
@@ -190,7 +215,23 @@ void DdpPhase::train(const train::TokenSource& data) {
     stage_ = "replica comparison";
     summary.record_replicas(trainer->master_weights());
 
-    // 4. Equivalence: rank 0 alone, every rank's shards as accumulation steps.
+    // 4. The checkpoint: the filesystem's yardstick, the restore, the resumed steps.
+    if (drill) {
+      drill->finish(rt->world_comm().get(), *rt, config_.step_timeout_s, main_run.steps, [&] {
+        trainer->state_restored();
+        TrainSpec resume{"resume", rt->world_comm().get(), all_ranks(W), drill->last_step(),
+                         shards_of(rank, config_.grad_accum), true};
+        resume.first_step = drill->save_step() + 1;
+        resume.resume = true;
+        return trainer->run(resume).steps;
+      }, stage_);
+    } else if (rank == 0) {
+      train::record_resume_skipped(results_, config_.steps < 2 ? "the main run has one step: nothing to resume"
+                                       : "ddp.checkpoint.enabled is false");
+    }
+    results_.checkpoint();
+
+    // 5. Equivalence: rank 0 alone, every rank's shards as accumulation steps.
     if (equivalence) {
       stage_ = "equivalence run";
       TrainRun solo;
@@ -209,7 +250,7 @@ void DdpPhase::train(const train::TokenSource& data) {
     }
     results_.checkpoint();
 
-    // 5. Scaling: the same per-GPU batch on each GPU alone, then each node.
+    // 6. Scaling: the same per-GPU batch on each GPU alone, then each node.
     if (config_.scaling_steps > 0 && W > 1) {
       stage_ = "scaling: every GPU alone";
       summary.record_scale(trainer->run({"single_gpu", nullptr, {rank}, config_.scaling_steps,

@@ -58,11 +58,24 @@ std::vector<float> Trainer::master_weights() {
   return host;
 }
 
+std::vector<train::DeviceStateTensor> Trainer::state() {
+  return {{"master", model_.master(), model_.num_params()},
+          {"adam_m", optimizer_.m(), optimizer_.size()},
+          {"adam_v", optimizer_.v(), optimizer_.size()}};
+}
+
+void Trainer::state_restored() {
+  model_.refresh_params(stream_);
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
 TrainRun Trainer::run(const TrainSpec& spec) {
   if (static_cast<int>(spec.shards.size()) > max_micro_ || spec.shards.empty())
     throw std::logic_error(fmt::format("run {}: {} micro-batches, room for {}", spec.label, spec.shards.size(), max_micro_));
-  model_.set_master(init_, stream_);
-  optimizer_.reset(stream_);
+  if (!spec.resume) {
+    model_.set_master(init_, stream_);
+    optimizer_.reset(stream_);
+  }
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   // A communicator of one rank has nothing to average: NCCL would still copy every gradient
   // in place (about 1.5 ms of kernels a GPT-2 124M step on an H200, beside the backward pass).
@@ -72,10 +85,10 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   run = TrainRun{};
   run.label = spec.label;
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
-  Progress progress(spec.steps);
+  Progress progress(spec.steps - spec.first_step + 1);
   const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
-  stage(spec, 1);
-  for (int s = 1; s <= spec.steps; ++s) {
+  stage(spec, spec.first_step);
+  for (int s = spec.first_step; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("ddp {} step {}", spec.label, s));
     const auto started = std::chrono::steady_clock::now();
@@ -96,6 +109,7 @@ TrainRun Trainer::run(const TrainSpec& spec) {
       log_error("{} step {}: the gradient norm is not finite: stopping this run", spec.label, s);
       break;
     }
+    if (spec.after_step) spec.after_step(s);
   }
   sync_.set_comm(nullptr);
   return run;

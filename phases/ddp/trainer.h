@@ -6,6 +6,7 @@
 // run with a Fault instead of a hang.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "ddp/gpu/gradient_sync.h"
 #include "train/clipped_adamw.h"
 #include "train/step_timing.h"
+#include "train/training_checkpoint.h"
 #include "train/token_source.h"
 #include "cuda/rank_runtime.h"
 
@@ -41,6 +43,12 @@ struct TrainSpec {
   std::vector<int> shards;  // data shards, one micro-batch each per optimizer step
   bool log_progress = false;
   const DebugFault* fault = nullptr;  // injected into this run (tests/gpu fault tests); nullptr: none
+  // The steps run are first_step .. steps (data and learning rate follow the step number).
+  // resume: the run continues from the state in place (restored from a checkpoint) instead
+  // of the initial weights and fresh AdamW moments.
+  int first_step = 1;
+  bool resume = false;
+  std::function<void(int step)> after_step = {};  // called after each step's end (host waited); may be empty
 };
 
 class Trainer {
@@ -56,6 +64,10 @@ class Trainer {
 
   // This rank's master weights, copied to the host (after a run).
   std::vector<float> master_weights();
+  // The state a training checkpoint holds: fp32 master weights and AdamW's moments.
+  std::vector<train::DeviceStateTensor> state();
+  // After the state was written in place (a restore): the bf16 weights made from the master.
+  void state_restored();
 
  private:
   gpu::GptModel& model_;

@@ -20,7 +20,7 @@ void refuse_unknown_keys(const Config& c) {
                          "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
                          "grad_clip",      "recompute",       "offload",         "memory_headroom_gib", "grad_reduce",
                          "bucket_mib",     "prefetch_layers", "seed",            "data_vocab",        "data_successors",
-                         "data_file",      "checkpoint_dir",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
+                         "data_file",      "checkpoint_dir",  "checkpoint",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
                          "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops"});
   c.refuse_unknown_keys("fsdp_lora.lora", {"rank", "alpha", "dropout", "targets"});
 }
@@ -150,6 +150,7 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
 
   d.step_timeout_s = c.get_positive("fsdp_lora.step_timeout_s", d.step_timeout_s);
   d.peak_tflops = c.get_non_negative("fsdp_lora.peak_tflops", d.peak_tflops);
+  d.checkpoint = train::load_checkpoint_config(c, "fsdp_lora", d.steps, false);
   d.debug_fault = f.debug_fault;
   return d;
 }

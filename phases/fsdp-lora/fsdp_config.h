@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/debug_fault.h"
+#include "train/checkpoint_config.h"
 #include "config/config.h"
 #include "fsdp-lora/qwen_config.h"
 
@@ -66,6 +67,8 @@ struct FsdpConfig {
   double loss_tolerance = 0.02;     // fsdp_lora.loss_tolerance: |loss GPU - loss CPU|, nats
   int equivalence_steps = 2;        // fsdp_lora.equivalence_steps: 1 GPU x N shards vs N GPUs; 0 = off
   double equivalence_tolerance = 0.02;  // fsdp_lora.equivalence_tolerance: max |loss difference|, nats
+  train::CheckpointConfig checkpoint;  // fsdp_lora.checkpoint.*: the training checkpoint's save, restore,
+                                       // resume (train/checkpoint_config.h); not checkpoint_dir above
   int scaling_steps = 6;            // fsdp_lora.scaling_steps: per scale; 0 = off
   // Limits
   double step_timeout_s = 600;      // fsdp_lora.step_timeout_s: a step (or collective) that takes longer is a hang

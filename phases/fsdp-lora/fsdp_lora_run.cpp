@@ -21,6 +21,7 @@
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/memory_plan.h"
 #include "fsdp-lora/shard_plan.h"
+#include "train/checkpoint_drill.h"
 #include "train/fault_stop.h"
 #include "train/rank_devices.h"
 #include "train/token_source.h"
@@ -68,6 +69,7 @@ class FsdpLoraPhase {
   const FsdpTrainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 
   void skip_all(const std::string& why);
+  train::CheckpointManifest checkpoint_header() const;
   void summarize();
   bool check_memory_plan(const MemoryPlan& plan);
   void gradient_check(RankRuntime& rt);
@@ -76,8 +78,27 @@ class FsdpLoraPhase {
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
 };
 
+// What a checkpoint must match to be resumed by this configuration: the model, its LoRA and
+// initialisation, and the batch each step sees (data and dropout follow the step number).
+train::CheckpointManifest FsdpLoraPhase::checkpoint_header() const {
+  train::CheckpointManifest h;
+  h.phase = "fsdp-lora";
+  h.state = {{"model", config_.model},
+             {"layers", std::to_string(config_.layers)},
+             {"lora", fmt::format("rank {} alpha {} dropout {} targets {}", config_.lora.rank, config_.lora.alpha,
+                                  config_.lora.dropout, config_.lora_targets)},
+             {"seed", std::to_string(config_.seed)},
+             {"micro_batch", std::to_string(config_.micro_batch)},
+             {"seq_len", std::to_string(config_.seq_len)},
+             {"grad_accum", std::to_string(config_.grad_accum)},
+             {"base", config_.checkpoint_dir.empty() ? "random" : config_.checkpoint_dir},
+             {"data", config_.data_file.empty() ? "markov" : config_.data_file}};
+  return h;
+}
+
 void FsdpLoraPhase::skip_all(const std::string& why) {
-  for (const char* test : {"memory_plan", "gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
+  for (const char* test :
+       {"memory_plan", "gradient_check", "training", "learning", "replicas", "equivalence", "scaling", "checkpoint_resume"})
     results_.check(test, Status::Skip, why);
 }
 
@@ -267,6 +288,12 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                                             equivalence ? W * accum : accum);
     trainer_ = trainer.get();
     FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
+    // The checkpoint drill (train/checkpoint_drill.h): the LoRA state saved during the main
+    // run, restored and resumed at the end of the phase.
+    std::unique_ptr<train::CheckpointDrill> drill;
+    if (config_.checkpoint.enabled)
+      drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
+                                                       trainer->state());
 
     stage_ = "training on all GPUs";
     FsdpTrainSpec all;
@@ -277,6 +304,9 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     all.steps = config_.steps;
     all.log_progress = true;
     all.fault = &config_.debug_fault;
+    all.after_step = [&](int s) {
+      if (drill) drill->after_main_step(s);
+    };
     // Rank 0 keeps the LoRA state after the steps the equivalence run replays.
     if (equivalence && rank == 0) all.snapshot_step = equivalence_steps;
     const FsdpRun main_run = trainer->run(all);
@@ -300,12 +330,37 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                           static_cast<double>(weights->device_bytes()));
     results_.checkpoint();
 
-    // 5. Equivalence and scaling: the same model (its buffers are the base's shape, not the
+    // 5. The checkpoint: the filesystem's yardstick, the restore, the resumed steps, on the
+    // all-GPU run's sharded base (before it is freed for the whole one below).
+    const LoraSnapshot sharded = trainer->snapshot();  // rank 0: the all-GPU run after equivalence_steps
+    if (drill) {
+      std::vector<train::StepRecord> main_steps;
+      for (const FsdpStepRecord& r : main_run.steps) main_steps.push_back(r.time);
+      drill->finish(rt->world_comm().get(), *rt, config_.step_timeout_s, main_steps, [&] {
+        trainer->state_restored();
+        FsdpTrainSpec resume = all;
+        resume.label = "resume";
+        resume.first_step = drill->save_step() + 1;
+        resume.steps = drill->last_step();
+        resume.resume = true;
+        resume.snapshot_step = 0;
+        resume.fault = nullptr;
+        resume.after_step = {};
+        std::vector<train::StepRecord> resumed;
+        for (const FsdpStepRecord& r : trainer->run(resume).steps) resumed.push_back(r.time);
+        return resumed;
+      }, stage_);
+    } else if (rank == 0) {
+      train::record_resume_skipped(results_, config_.steps < 2 ? "the main run has one step: nothing to resume"
+                                       : "fsdp_lora.checkpoint.enabled is false");
+    }
+    results_.checkpoint();
+
+    // 6. Equivalence and scaling: the same model (its buffers are the base's shape, not the
     // sharding's) over other bases. The all-GPU run's sharded base goes first, so that the whole
     // base fits beside the model's buffers where the memory allows: one GPU's training footprint
     // (the 7B shape's 15.2 GB base fits beside the model on an 80 GB GPU).
     weights.reset();
-    const LoraSnapshot sharded = trainer->snapshot();  // rank 0: the all-GPU run after equivalence_steps
     std::string no_room;  // why the whole base does not fit (some rank), or ""
     if (equivalence || scaling) {
       stage_ = "allocating the whole base on each GPU";
@@ -423,7 +478,6 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
       }
       summary.record_scaling();
     }
-
     trainer_ = nullptr;
     trainer.reset();
     model.reset();

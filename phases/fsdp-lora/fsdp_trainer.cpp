@@ -41,6 +41,16 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
   }
 }
 
+std::vector<train::DeviceStateTensor> FsdpTrainer::state() {
+  const std::size_t n = model_.lora_layout().total();
+  return {{"lora_master", model_.lora_master(), n}, {"adam_m", optimizer_.m(), n}, {"adam_v", optimizer_.v(), n}};
+}
+
+void FsdpTrainer::state_restored() {
+  model_.refresh_lora_params(stream_);
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
 std::vector<float> FsdpTrainer::lora_master() {
   std::vector<float> host(model_.lora_layout().total());
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host.data(), model_.lora_master(), host.size() * sizeof(float),
@@ -58,18 +68,20 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   model_.set_weight_source(weights_);
   model_.set_final_norm(weights_->final_norm());
   snapshot_ = LoraSnapshot{};
-  model_.upload_lora(init_, stream_);
-  optimizer_.reset(stream_);
+  if (!spec.resume) {
+    model_.upload_lora(init_, stream_);
+    optimizer_.reset(stream_);
+  }
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
   FsdpRun& run = current_;
   run = FsdpRun{};
   run.label = spec.label;
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
-  Progress progress(spec.steps);
+  Progress progress(spec.steps - spec.first_step + 1);
   const int micro = spec.shards.empty() ? config_.grad_accum : static_cast<int>(spec.shards.size());
   const double tokens = static_cast<double>(model_.B()) * model_.T() * micro;
-  for (int s = 1; s <= spec.steps; ++s) {
+  for (int s = spec.first_step; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("fsdp-lora {} step {}", spec.label, s));
     const auto started = std::chrono::steady_clock::now();
@@ -104,6 +116,7 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
       log_error("{} step {}: the gradient norm is not finite: stopping this run", spec.label, s);
       break;
     }
+    if (spec.after_step) spec.after_step(s);
   }
   return run;
 }

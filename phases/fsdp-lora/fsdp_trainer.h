@@ -14,6 +14,7 @@
 // it are one ordered sequence on the one communicator.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "train/clipped_adamw.h"
 #include "train/step_timing.h"
 #include "train/token_source.h"
+#include "train/training_checkpoint.h"
 
 namespace gpuaccept::fsdp {
 
@@ -66,6 +68,12 @@ struct FsdpTrainSpec {
   int snapshot_step = 0;
   bool log_progress = false;
   const DebugFault* fault = nullptr;
+  // The steps run are first_step .. steps (data, dropout masks and learning rate follow the
+  // step number). resume: continue from the LoRA state in place (restored from a checkpoint)
+  // instead of lora_init and fresh AdamW moments.
+  int first_step = 1;
+  bool resume = false;
+  std::function<void(int step)> after_step = {};  // after each step's end (host waited); may be empty
 };
 
 // A run's LoRA state after one of its steps.
@@ -89,6 +97,10 @@ class FsdpTrainer {
   const FsdpRun& progress() const { return current_; }  // after a Fault: what was completed
   std::vector<float> lora_master();                      // this rank's fp32 LoRA values (synchronizes)
   const std::vector<float>& lora_init() const { return init_; }
+  // The state a training checkpoint holds: the fp32 LoRA master and AdamW's moments.
+  std::vector<train::DeviceStateTensor> state();
+  // After the state was written in place (a restore): the bf16 LoRA copy made from the master.
+  void state_restored();
   // The last run's snapshot (FsdpTrainSpec::snapshot_step).
   const LoraSnapshot& snapshot() const { return snapshot_; }
 

@@ -10,7 +10,7 @@
 namespace gpuaccept::train {
 
 namespace {
-constexpr std::array<std::string_view, 4> kRunOrder{"all", "equivalence", "single_gpu", "node"};
+constexpr std::array<std::string_view, 5> kRunOrder{"all", "resume", "equivalence", "single_gpu", "node"};
 constexpr long long kStepsPerRun = 1'000'000;
 }  // namespace
 

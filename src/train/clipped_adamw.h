@@ -29,6 +29,11 @@ class ClippedAdamW {
   void fetch_norm(cudaStream_t stream);
   float host_norm() const { return host_norm_.get()[0]; }
 
+  // AdamW's moments (n each, fp32 on the device): part of a training checkpoint's state.
+  float* m() const { return m_.get(); }
+  float* v() const { return v_.get(); }
+  std::size_t size() const { return m_.size(); }
+
   // The learning rate at step t (from 1) after a linear warm-up over `warmup` steps (0: none).
   static double warmed_up(double lr, int t, int warmup);
 

@@ -6,7 +6,8 @@
 //                    the fleet median and the H200 bound);
 //                    an fp8 SKIP whose message contains <b>
 //   nccl-scaling.h5  all_reduce and all_gather busbw sweeps, per node and across both
-//   ddp.h5           throughput and scaling efficiency for 1..8 GPUs
+//   ddp.h5           throughput and scaling efficiency for 1..8 GPUs; a training checkpoint
+//                    drill whose figures clear every rule
 //   fsdp-lora.parts/ one rank's checkpoint and no fsdp-lora.h5 (rank 0 died)
 // Usage: gpuaccept-report-fixture DIR [--baseline]   (--baseline: every value 10% better)
 //        gpuaccept-report-fixture --foreign FILE      (an HDF5 file gpuaccept did not write)
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -141,6 +143,42 @@ void write_nccl(const fs::path& dir) {
   write_result_file(dir / "nccl-scaling.h5", f);
 }
 
+// The training checkpoint drill (docs/results-format.md): each rank saves 1/8 of the state
+// at step 10, beside a dd-style write and read of as many bytes; every figure clears its rule.
+void add_checkpoint_drill(ResultFile& f) {
+  const double rank_bytes = 186731520;
+  const Params saved = {{"step", "10"}, {"bytes", fmt::format("{:.0f}", rank_bytes)}};
+  for (std::size_t n = 0; n < kNodes.size(); ++n) {
+    for (int g = 0; g < kGpusPerNode; ++g) {
+      f.records.push_back(record("ddp", kNodes[n], g, "checkpoint_save", "write_bandwidth", 1.6 + 0.05 * g, "GB/s", saved));
+      f.records.push_back(record("ddp", kNodes[n], g, "checkpoint_baseline", "write_bandwidth", 1.9, "GB/s", {}));
+      f.records.push_back(record("ddp", kNodes[n], g, "checkpoint_baseline", "read_bandwidth", 2.6, "GB/s", {}));
+      f.records.push_back(record("ddp", kNodes[n], g, "checkpoint_restore", "read_bandwidth", 2.4, "GB/s", {}));
+    }
+    f.records.push_back(record("ddp", kNodes[n], -1, "checkpoint_save", "node_write_bandwidth", 6.2 + n, "GB/s", {}));
+  }
+  const auto job = [&](const char* test, const char* metric, double value, const char* unit) {
+    f.records.push_back(record("ddp", "", -1, test, metric, value, unit, {}));
+  };
+  job("checkpoint_save", "aggregate_write_bandwidth", 12.4, "GB/s");
+  job("checkpoint_save", "seconds_to_consistent", 0.13, "s");
+  job("checkpoint_save", "bytes", 8 * rank_bytes, "B");
+  job("checkpoint_baseline", "aggregate_write_bandwidth", 14.8, "GB/s");
+  job("checkpoint_baseline", "aggregate_read_bandwidth", 20.1, "GB/s");
+  job("checkpoint_efficiency", "write_vs_sequential", 83.8, "%");
+  job("checkpoint_restore", "aggregate_read_bandwidth", 18.9, "GB/s");
+  job("checkpoint_restore", "seconds", 0.09, "s");
+  const std::pair<const char*, const char*> checks[] = {
+      {"checkpoint_save", "step 10: 8 files, 1.4 GiB, manifest written"},
+      {"checkpoint_restore", "restored /shared/ckpt/ddp/step-00000010"},
+      {"checkpoint_resume", "steps 11-14 compared: losses and state checksum bit-equal to the run that never stopped"}};
+  for (const auto& [test, message] : checks) {
+    Record r = record("ddp", "", -1, test, "", NAN, "", {});
+    r.message = message;
+    f.records.push_back(r);
+  }
+}
+
 void write_ddp(const fs::path& dir) {
   // As the ddp phase writes them on 8 GPUs of 2 nodes (phases/ddp/README.md).
   ResultFile f = file_for("ddp");
@@ -159,6 +197,7 @@ void write_ddp(const fs::path& dir) {
   for (int step = 1; step <= 20; ++step)
     f.records.push_back(record("ddp", "", -1, "loss_curve", "loss", 1.1 + 9.7 * std::exp(-0.2 * step), "nats",
                                {{"step", std::to_string(step)}}));
+  add_checkpoint_drill(f);
   write_result_file(dir / "ddp.h5", f);
 }
 

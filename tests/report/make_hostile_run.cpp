@@ -116,6 +116,22 @@ int main(int argc, char** argv) {
     }
   write_result_file(dir / "smoke.h5", smoke);
 
+  // A training checkpoint drill (one job), for the checkpoint part of ddp's details: its table
+  // row and its bar per node.
+  ResultFile ddp = file_for("ddp", nodes);
+  for (const auto& n : nodes) {
+    Record save = record("ddp", n, 0, "checkpoint_save", "write_bandwidth", 2);
+    save.params["step"] = hostile();
+    ddp.records.push_back(save);
+    ddp.records.push_back(record("ddp", n, -1, "checkpoint_save", "node_write_bandwidth", 4));
+  }
+  ddp.records.push_back(record("ddp", "", -1, "checkpoint_efficiency", "write_vs_sequential", 90));
+  for (const char* test : {"checkpoint_save", "checkpoint_restore", "checkpoint_resume"})
+    ddp.records.push_back(record("ddp", "", -1, test, "", NAN));
+  const std::string job = hostile();
+  for (auto& r : ddp.records) r.job_id = job;
+  write_result_file(dir / "ddp.h5", ddp);
+
   // A threshold file (YAML, double-quoted scalars with escapes) whose names and bases are hostile.
   const auto yaml_quote = [](const std::string& s) {
     std::string out = "\"";

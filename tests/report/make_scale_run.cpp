@@ -5,9 +5,11 @@
 //                    items, sustained load (33 records); per node: Slurm, binding, filesystem (8)
 //   nccl-scaling.h5  per node: 8 collectives x 27 sizes intra_node (busbw, algbw); across the
 //                    job: the same inter_node and all
-//   ddp.h5, fsdp-lora.h5  per rank: throughput, step times, memory; 200 loss steps
-// One GPU is slow at GEMM and one node's GPU reports an uncorrectable ECC error, so the
-// report has failures, outliers and a node to drain at that size too.
+//   ddp.h5, fsdp-lora.h5  per rank: throughput, step times, memory, the checkpoint drill (4);
+//                    per node its checkpoint write; 200 loss steps
+// One GPU is slow at GEMM, one node's GPU reports an uncorrectable ECC error and one node
+// writes checkpoints below the floor, so the report has failures, outliers and a node to drain
+// at that size too.
 // Usage: gpuaccept-scale-run DIR [--nodes 1024] [--gpus 8]
 #include <cmath>
 #include <cstdio>
@@ -145,6 +147,38 @@ void write_nccl(const fs::path& dir) {
   write_result_file(dir / "nccl-scaling.h5", f);
 }
 
+// The training checkpoint drill: per rank its save, dd-style write and read and restore; per
+// node its write bandwidth (one node slow); the job's aggregates and checks.
+void add_checkpoint_drill(ResultFile& f, const std::string& phase) {
+  const Params saved = {{"step", "100"}, {"bytes", "186731520"}};
+  for (int n = 0; n < g_nodes; ++n) {
+    for (int g = 0; g < g_gpus; ++g) {
+      f.records.push_back(record(phase, n, g, "checkpoint_save", "write_bandwidth", 1.5, "GB/s", saved));
+      f.records.push_back(record(phase, n, g, "checkpoint_baseline", "write_bandwidth", 1.8, "GB/s", {}));
+      f.records.push_back(record(phase, n, g, "checkpoint_baseline", "read_bandwidth", 2.5, "GB/s", {}));
+      f.records.push_back(record(phase, n, g, "checkpoint_restore", "read_bandwidth", 2.2, "GB/s", {}));
+    }
+    Record node = record(phase, n, -1, "checkpoint_save", "node_write_bandwidth", n == g_nodes / 3 ? 0.4 : 12, "GB/s", {});
+    node.rank = kJobLevel;
+    f.records.push_back(node);
+  }
+  const auto job = [&](const char* test, const char* metric, double value, const char* unit) {
+    Record r = record(phase, -1, -1, test, metric, value, unit, {});
+    r.node.clear();
+    return r;
+  };
+  const double ranks = g_nodes * g_gpus;
+  f.records.push_back(job("checkpoint_save", "aggregate_write_bandwidth", 1.5 * ranks, "GB/s"));
+  f.records.push_back(job("checkpoint_save", "seconds_to_consistent", 0.4, "s"));
+  f.records.push_back(job("checkpoint_save", "bytes", 186731520 * ranks, "B"));
+  f.records.push_back(job("checkpoint_baseline", "aggregate_write_bandwidth", 1.8 * ranks, "GB/s"));
+  f.records.push_back(job("checkpoint_baseline", "aggregate_read_bandwidth", 2.5 * ranks, "GB/s"));
+  f.records.push_back(job("checkpoint_efficiency", "write_vs_sequential", 83.3, "%"));
+  f.records.push_back(job("checkpoint_restore", "aggregate_read_bandwidth", 2.2 * ranks, "GB/s"));
+  f.records.push_back(job("checkpoint_restore", "seconds", 0.3, "s"));
+  for (const char* test : {"checkpoint_save", "checkpoint_restore", "checkpoint_resume"}) f.records.push_back(job(test, "", NAN, ""));
+}
+
 void write_training(const fs::path& dir, const std::string& phase, double rate) {
   ResultFile f = file_for(phase);
   const Params all = {{"scale", "all"}, {"gpus", std::to_string(g_nodes * g_gpus)}};
@@ -160,6 +194,7 @@ void write_training(const fs::path& dir, const std::string& phase, double rate) 
     f.records.push_back(record(phase, -1, -1, "loss_curve", "loss", 10.0 * std::exp(-s / 60.0) + 1, "nats",
                                {{"step", std::to_string(s)}}));
   f.records.push_back(record(phase, -1, -1, "throughput", "tokens_per_s_per_gpu", rate, "tokens/s", all));
+  add_checkpoint_drill(f, phase);
   write_result_file(dir / (phase + ".h5"), f);
 }
 

@@ -143,6 +143,8 @@ void GptModel::set_master(std::span<const float> host, cudaStream_t stream) {
   cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream);
 }
 
+void GptModel::refresh_params(cudaStream_t stream) { cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream); }
+
 // ---------------------------------------------------------------- attention products
 // Per head, q, k, v are row-major (T, HS) and the scores (T, T). cuBLAS is column-major, so
 // each row-major matrix is read as its transpose: a product X = Y Z in row-major terms is

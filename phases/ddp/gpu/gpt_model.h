@@ -72,6 +72,8 @@ class GptModel {
 
   // Uploads fp32 master weights in layout() order and refreshes the bf16 copy.
   void set_master(std::span<const float> host, cudaStream_t stream);
+  // The bf16 weights from the fp32 master already on the device (after a checkpoint's restore).
+  void refresh_params(cudaStream_t stream);
 
   // Forward pass over tokens()/targets(): per-position losses into losses(). With
   // dloss != 0 the logits are replaced by d(loss)/d(logits) scaled by dloss (the weight of

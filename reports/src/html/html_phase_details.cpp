@@ -1,11 +1,13 @@
-// Per phase: its files, the rules that judged it and every check it recorded. Rows
-// that are not plain PASS come first; passing ones wait behind a <details>.
+// Per phase: its files, the rules that judged it, the training phases' checkpoint drill and
+// every check it recorded. Rows that are not plain PASS come first; passing ones wait behind
+// a <details>.
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "html/html_checkpoints.h"
 #include "html/html_escape.h"
 #include "html/html_sections.h"
 #include "html/html_util.h"
@@ -166,12 +168,14 @@ std::string phase_html(const Report& r, const PhaseSummary& p) {
 <h3>{ph} {status}</h3>
 {sources}
 {rules}
+{checkpoints}
 <h4>Checks</h4>
 {checks}
 </section>
 )",
                      fmt::arg("ph", html_escape(p.phase)), fmt::arg("cls", css_class(p.status)),
                      fmt::arg("status", pill(p.status)), fmt::arg("sources", sources_html(r, p)), fmt::arg("rules", rules_table(r, p.phase)),
+                     fmt::arg("checkpoints", checkpoint_part(r, p.phase)),
                      fmt::arg("checks", checks));
 }
 

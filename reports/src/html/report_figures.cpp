@@ -66,8 +66,8 @@ LineChart line_chart_of(std::string title, std::string x_label, std::string y_la
 
 int node_order(const Report& rep, const std::string& node) { return rep.grid.row(node); }
 
-// Per-GPU bar charts: up to kMaxBars bars, one per GPU; past that, one per node (its lowest
-// GPU), the kMaxNodeBars lowest nodes.
+// Bar charts per GPU (or per node): up to kMaxBars bars, one per GPU (node); past that, one
+// per node (its lowest GPU), the kMaxNodeBars lowest nodes.
 constexpr std::size_t kMaxBars = 256;
 constexpr std::size_t kMaxNodeBars = 64;
 
@@ -75,6 +75,51 @@ double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A record's bar, coloured by its own status and the rules that judged it; `place` starts the
+// tooltip ("gpa-node1 GPU 2", "rank 3 on gpa-node1").
+Bar bar_of(const Report& rep, const Record& r, std::string label, const std::string& place) {
+  Bar b;
+  b.label = std::move(label);
+  b.value = r.value;
+  b.level = worst(level_of(r.status), rep.rule_level(r));
+  b.tooltip = fmt::format("{}: {} {} ({})", place, format_value(r.value), r.unit, to_string(b.level));
+  return b;
+}
+
+// The fleet median of all the chart's values (bars cut from a large fleet included) as a
+// reference line; none for a single value.
+void add_median(BarChart& c, const std::vector<double>& values) {
+  if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});
+}
+
+// The bounds of the absolute rules (min, max) that judged the chart's records, one line each.
+template <typename InChart>
+void add_rule_bounds(BarChart& c, const Report& rep, const InChart& in_chart) {
+  std::set<std::pair<double, std::string>> bounds;
+  for (const auto& v : rep.verdicts)
+    if (v.record && (v.check == RuleCheck::Min || v.check == RuleCheck::Max) && in_chart(*v.record))
+      bounds.insert({v.bound, fmt::format("{} {}", to_string(v.check), format_bound(v.bound))});
+  for (const auto& [value, label] : bounds) c.references.push_back({value, label});
+}
+
+// Each node's lowest record (acceptance is about the worst), by node name.
+std::vector<const Record*> lowest_per_node(const std::vector<const Record*>& records) {
+  std::map<std::string, const Record*> lowest;
+  for (const Record* r : records)
+    if (auto [it, fresh] = lowest.emplace(r->node, r); !fresh && r->value < it->second->value) it->second = r;
+  std::vector<const Record*> out;
+  for (const auto& [node, r] : lowest) out.push_back(r);
+  return out;
+}
+
+// Past kMaxNodeBars, the lowest nodes only; returns how many there were.
+std::size_t keep_lowest_nodes(std::vector<const Record*>& records) {
+  std::sort(records.begin(), records.end(), [](const Record* a, const Record* b) { return a->value < b->value; });
+  const std::size_t nodes = records.size();
+  if (records.size() > kMaxNodeBars) records.resize(kMaxNodeBars);
+  return nodes;
 }
 
 }  // namespace
@@ -124,32 +169,16 @@ std::vector<BarChart> per_gpu_charts(const Report& rep, const std::string& phase
     if (records.size() > kMaxBars) {
       // A bar per GPU stops being readable (and costs megabytes of SVG) long before 8,192
       // GPUs; acceptance is about the worst, so: each node's lowest GPU, the lowest nodes.
-      std::map<std::string, const Record*> lowest;
-      for (const Record* r : records)
-        if (auto [it, fresh] = lowest.emplace(r->node, r); !fresh && r->value < it->second->value) it->second = r;
-      records.clear();
-      for (const auto& [node, r] : lowest) records.push_back(r);
-      std::sort(records.begin(), records.end(), [](const Record* a, const Record* b) { return a->value < b->value; });
-      const std::size_t nodes = records.size();
-      if (records.size() > kMaxNodeBars) records.resize(kMaxNodeBars);
+      records = lowest_per_node(records);
+      const std::size_t nodes = keep_lowest_nodes(records);
       c.title = fmt::format("{}: the lowest GPU of each node{}", title,
                             nodes > records.size() ? fmt::format(", the {} lowest of {} nodes", records.size(), nodes) : "");
     }
-    std::set<std::pair<double, std::string>> bounds;
-    for (const Record* r : records) {
-      Bar b;
-      b.label = fmt::format("{}:{}", r->node, r->gpu_index);
-      b.value = r->value;
-      b.level = worst(level_of(r->status), rep.rule_level(*r));
-      b.tooltip = fmt::format("{}: {} {} ({})", place_label(*r), format_value(r->value), r->unit, to_string(b.level));
-      c.bars.push_back(std::move(b));
-    }
-    for (const auto& v : rep.verdicts)
-      if (v.record && (v.check == RuleCheck::Min || v.check == RuleCheck::Max) && v.record->phase == phase &&
-          v.record->test == test && v.record->metric == metric && title_label(*v.record) == title)
-        bounds.insert({v.bound, fmt::format("{} {}", to_string(v.check), format_bound(v.bound))});
-    for (const auto& [value, label] : bounds) c.references.push_back({value, label});
-    if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});
+    for (const Record* r : records) c.bars.push_back(bar_of(rep, *r, fmt::format("{}:{}", r->node, r->gpu_index), place_label(*r)));
+    add_rule_bounds(c, rep, [&](const Record& r) {
+      return r.phase == phase && r.test == test && r.metric == metric && title_label(r) == title;
+    });
+    add_median(c, values);
     out.push_back(std::move(c));
   }
   return out;
@@ -198,16 +227,44 @@ std::vector<BarChart> per_rank_charts(const Report& rep, const std::string& phas
   c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
   std::vector<double> values;
   for (const Record* r : records) {
-    Bar b;
-    b.label = fmt::format("{}:r{}", r->node, r->rank);
-    b.value = r->value;
-    b.level = worst(level_of(r->status), rep.rule_level(*r));
-    b.tooltip = fmt::format("rank {} on {}: {} {} ({})", r->rank, r->node, format_value(r->value), r->unit,
-                            to_string(b.level));
-    c.bars.push_back(std::move(b));
+    c.bars.push_back(bar_of(rep, *r, fmt::format("{}:r{}", r->node, r->rank), fmt::format("rank {} on {}", r->rank, r->node)));
     values.push_back(r->value);
   }
-  if (values.size() > 1) c.references.push_back({median_of(values), fmt::format("median {}", format_value(median_of(values)))});
+  add_median(c, values);
+  return {std::move(c)};
+}
+
+std::vector<BarChart> per_node_charts(const Report& rep, const std::string& phase, const std::string& test,
+                                      const std::string& metric, const std::string& title) {
+  const auto in_chart = [&](const Record& r) {
+    return r.phase == phase && r.test == test && r.metric == metric && r.rank == kJobLevel && !r.node.empty();
+  };
+  std::vector<const Record*> records;
+  std::vector<double> values;
+  for (const auto& r : rep.checks)
+    if (in_chart(r) && r.has_value()) {
+      records.push_back(&r);
+      values.push_back(r.value);
+    }
+  if (records.empty()) return {};
+  BarChart c;
+  c.title = title;
+  c.details = fmt::format("{} {} {}", phase, test, metric);
+  c.y_label = fmt::format("{} ({})", metric, records.front()->unit);
+  // A node measured twice (a second run of the phase in the run directory) is one bar, its lower.
+  records = lowest_per_node(records);
+  if (records.size() > kMaxBars) {
+    // As per_gpu_charts: 1,024 bars are no longer read one by one; the slowest nodes are.
+    const std::size_t nodes = keep_lowest_nodes(records);
+    c.title = fmt::format("{}: the {} lowest of {} nodes", title, records.size(), nodes);
+  } else {
+    // Nodes the grid does not know keep lowest_per_node's order by name, after the others.
+    std::stable_sort(records.begin(), records.end(),
+                     [&](const Record* a, const Record* b) { return node_order(rep, a->node) < node_order(rep, b->node); });
+  }
+  for (const Record* r : records) c.bars.push_back(bar_of(rep, *r, r->node, r->node));
+  add_rule_bounds(c, rep, in_chart);
+  add_median(c, values);
   return {std::move(c)};
 }
 

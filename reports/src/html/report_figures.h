@@ -1,6 +1,6 @@
 // Which records go into which plot: NCCL busbw against message size per collective,
-// per-GPU bars for GEMM and memory bandwidth, and training throughput and scaling
-// efficiency against GPU count. Plain chart data; rendering is charts.h.
+// per-GPU bars for GEMM and memory bandwidth, training throughput and scaling efficiency
+// against GPU count, and per-rank and per-node bars. Plain chart data; rendering is charts.h.
 #pragma once
 
 #include <vector>
@@ -26,6 +26,13 @@ std::vector<LineChart> training_charts(const Report& report, const std::string& 
 // One bar per rank of (phase, test, metric), e.g. fsdp-lora's memory in use per rank, with
 // the median as a reference line; empty when no rank recorded it.
 std::vector<BarChart> per_rank_charts(const Report& report, const std::string& phase, const std::string& test,
+                                      const std::string& metric, const std::string& title);
+
+// One bar per node of (phase, test, metric) records about a node (rank -1, node set), e.g. a
+// training checkpoint's write bandwidth per node, with the absolute rules' bounds and the median
+// as reference lines: up to 256 nodes in the report's node order, past that the 64 lowest.
+// Empty when no node recorded it.
+std::vector<BarChart> per_node_charts(const Report& report, const std::string& phase, const std::string& test,
                                       const std::string& metric, const std::string& title);
 
 }  // namespace gpuaccept::report

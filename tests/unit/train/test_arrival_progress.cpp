@@ -12,7 +12,8 @@ using namespace gpuaccept::train;
 
 TEST_CASE("arrival progress rises within a run and across runs in the phase's order") {
   CHECK(arrival_progress("all", 2) > arrival_progress("all", 1));
-  CHECK(arrival_progress("equivalence", 1) > arrival_progress("all", 999));
+  CHECK(arrival_progress("resume", 1) > arrival_progress("all", 999));
+  CHECK(arrival_progress("equivalence", 1) > arrival_progress("resume", 999));
   CHECK(arrival_progress("single_gpu", 1) > arrival_progress("equivalence", 999));
   CHECK(arrival_progress("node", 1) > arrival_progress("single_gpu", 999));
   CHECK_THROWS_AS(arrival_progress("warmup", 1), std::logic_error);

@@ -1,5 +1,6 @@
-// Reading Hugging Face safetensors checkpoints, CPU only: the frozen base of the fsdp-lora
-// phase comes from one, and each rank reads only the slices of it that it owns.
+// Reading Hugging Face safetensors files, CPU only: the frozen base of the fsdp-lora phase
+// comes from one (each rank reads only the slices it owns), and the training checkpoints both
+// training phases write are some (train/checkpoint_files.h).
 //
 // The format: 8 bytes little-endian u64 N, N bytes of UTF-8 JSON
 //   {"__metadata__": {str: str}, "<tensor>": {"dtype": "BF16", "shape": [..], "data_offsets": [b, e]}, ..}
@@ -21,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpuaccept::fsdp {
+namespace gpuaccept::train {
 
 // The element types safetensors defines (its names upper-cased: "BF16", "F8_E4M3", ..).
 enum class Dtype { boolean, u8, i8, f8_e5m2, f8_e4m3, i16, u16, f16, bf16, i32, u32, f32, f64, i64, u64 };
@@ -148,4 +149,4 @@ float f32_from_bf16(std::uint16_t b);
 // std::invalid_argument for any other source dtype.
 void convert_to_bf16(Dtype source, const void* src, std::size_t count, std::uint16_t* dst);
 
-}  // namespace gpuaccept::fsdp
+}  // namespace gpuaccept::train

@@ -21,10 +21,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
-#include "fsdp-lora/safetensors_reader.h"
+#include "train/safetensors_reader.h"
 
 using namespace gpuaccept;
-using namespace gpuaccept::fsdp;
+using namespace gpuaccept::train;
 namespace fs = std::filesystem;
 
 namespace {

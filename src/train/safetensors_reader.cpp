@@ -1,4 +1,4 @@
-#include "fsdp-lora/safetensors_reader.h"
+#include "train/safetensors_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,7 +21,7 @@
 
 #include "common/error.h"
 
-namespace gpuaccept::fsdp {
+namespace gpuaccept::train {
 
 // safetensors stores every number little-endian; reading them as host integers and floats
 // (memcpy, not byte swaps) is only right on a little-endian host, which x86-64 and aarch64 are.
@@ -536,4 +536,4 @@ void convert_to_bf16(Dtype source, const void* src, std::size_t count, std::uint
   }
 }
 
-}  // namespace gpuaccept::fsdp
+}  // namespace gpuaccept::train
