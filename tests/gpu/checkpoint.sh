@@ -57,7 +57,8 @@ one_rank() {  # one_rank PHASE CONFIG: one process, no Slurm
   ( unset SLURM_PROCID PMIX_NAMESPACE
     "$BIN/gpuaccept-$phase" --results "$OUT/results" --run-id "ckpt-$phase" --config "$config" ) >"$OUT/$phase.log" 2>&1
   local r=$?
-  grep -E 'checkpoint|resume' "$OUT/$phase.log" | sed -e 's/^\[[^]]*\] //' | grep -v '^  ' | head -n 30
+  grep -E 'checkpoint|resume|: all: ' "$OUT/$phase.log" | sed -e 's/^\[[^]]*\] //' | grep -v '^  ' | head -n 30
+  grep -E 'PASS|FAIL' "$OUT/$phase.log" | grep -E 'checkpoint_save +write_bandwidth' | sed -e 's/^\[[^]]*\] //' | head -n 2
   grep -qE "checkpoint resume PASS" "$OUT/$phase.log" || { echo "$phase: no checkpoint resume PASS (rc $r)"; rc=1; }
 }
 one_rank ddp "$OUT/ddp.yaml"

@@ -178,7 +178,7 @@ void test_encoder(Rng& rng, int B, int T, int C, int V, int Vp) {
   const int N = B * T, maxT = T + 3;
   const auto wte = random_bf16(rng, static_cast<std::size_t>(Vp) * C, -1, 1);
   const auto wpe = random_bf16(rng, static_cast<std::size_t>(maxT) * C, -1, 1);
-  // Few distinct tokens, so rows collide in dwte and the atomics are exercised.
+  // Few distinct tokens, so rows collide in dwte: several positions sum into one row.
   const auto tokens = random_ints(rng, N, std::min(V, 10));
   Buffer<int> d_tokens(tokens);
   auto d_wte = device_bf16(wte), d_wpe = device_bf16(wpe);
@@ -209,6 +209,15 @@ void test_encoder(Rng& rng, int B, int T, int C, int V, int Vp) {
     }
   compare("encoder_backward(dwte)", shape, d_dwte.download(), ref_dwte, kTolFp32);
   compare("encoder_backward(dwpe)", shape, d_dwpe.download(), ref_dwpe, kTolFp32);
+  // Deterministic (no atomics; a checkpoint's resume is compared bit for bit): the same
+  // inputs again give the same bits.
+  const auto first_dwte = d_dwte.download(), first_dwpe = d_dwpe.download();
+  d_dwte.upload(dwte0);
+  d_dwpe.upload(dwpe0);
+  kn::encoder_backward(d_dwte.get(), nullptr, d_dwpe.get(), d_dout.get(), d_tokens.get(), B, T, C, nullptr);
+  sync();
+  compare_bits("encoder_backward(dwte, again)", shape, d_dwte.download(), first_dwte);
+  compare_bits("encoder_backward(dwpe, again)", shape, d_dwpe.download(), first_dwpe);
 
   // The same gradient through rows of the marked tokens (gpu/embedding_rows.h): the batch's
   // tokens and some others (another rank's), numbered; rows zeroed (they start as garbage),
@@ -309,6 +318,18 @@ void test_layernorm(Rng& rng, int N, int C) {
   compare("layernorm_backward(dinp)", shape, from_bf16(d_dinp.download()), ref_dinp, kTolBf16);
   compare("layernorm_backward(dweight)", shape, d_dweight.download(), ref_dw, kTolFp32);
   compare("layernorm_backward(dbias)", shape, d_dbias.download(), ref_db, kTolFp32);
+  // Deterministic: the same inputs again give the same bits.
+  const auto first_dinp = d_dinp.download();
+  const auto first_dw = d_dweight.download(), first_db = d_dbias.download();
+  d_dinp.upload(to_bf16(dinp0));
+  d_dweight.upload(dweight0);
+  d_dbias.upload(dbias0);
+  kn::layernorm_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), d_dout.get(), d_inp.get(), d_weight.get(),
+                         d_mean_in.get(), d_rstd_in.get(), N, C, nullptr);
+  sync();
+  compare_bits("layernorm_backward(dinp, again)", shape, d_dinp.download(), first_dinp);
+  compare_bits("layernorm_backward(dweight, again)", shape, d_dweight.download(), first_dw);
+  compare_bits("layernorm_backward(dbias, again)", shape, d_dbias.download(), first_db);
 }
 
 // ---- elementwise -------------------------------------------------------------------------
@@ -681,6 +702,11 @@ void test_bias_backward(Rng& rng, int N, int OC) {
   for (int n = 0; n < N; ++n)
     for (int o = 0; o < OC; ++o) ref[o] += dout[static_cast<std::size_t>(n) * OC + o];
   compare("bias_backward", shape, d_dbias.download(), ref, kTolFp32);
+  const auto first = d_dbias.download();  // deterministic: the same bits again
+  d_dbias.upload(dbias0);
+  kn::bias_backward(d_dbias.get(), d_dout.get(), N, OC, nullptr);
+  sync();
+  compare_bits("bias_backward(again)", shape, d_dbias.download(), first);
 }
 
 // ---- optimizer ---------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 // The bias gradient of a linear layer: column sums of dout (N,OC).
 // Block (32, kRows) covers a tile of 32*W columns and a chunk of rows: each warp reads one
 // row's 32*W consecutive columns (coalesced), the kRows warps take every kRows-th row,
-// their sums meet in shared memory, and one atomicAdd per column and block goes out.
+// their sums meet in shared memory in a fixed order, and each block writes its chunk's sums
+// to partials[chunk, o]; a second kernel adds the chunks up in order into dbias. No atomics:
+// the same dout gives the same bits on every run (common.cuh, reduction_scratch).
 #include "common.cuh"
 
 namespace gpuaccept::ddp::gpu {
@@ -13,9 +15,9 @@ namespace {
 constexpr int kRows = 8;
 constexpr int kTargetBlocks = 528;  // 4 per SM on an H100: enough rows in flight to saturate HBM
 
-// dbias[o] += sum over this block's rows n of dout[n, o], for its W columns o.
+// partials[blockIdx.y, o] = sum over this block's rows n of dout[n, o], for its W columns o.
 template <int W>
-__global__ void bias_backward_kernel(float* __restrict__ dbias, const bf16* __restrict__ dout, int N, int OC,
+__global__ void bias_backward_kernel(float* __restrict__ partials, const bf16* __restrict__ dout, int N, int OC,
                                      int rows_per_block) {
   __shared__ float partial[kRows][kWarp * W];
   const int o0 = static_cast<int>(blockIdx.x * kWarp + threadIdx.x) * W;  // OC % W == 0: the group is inside the row
@@ -38,9 +40,18 @@ __global__ void bias_backward_kernel(float* __restrict__ dbias, const bf16* __re
     for (int k = 0; k < W; ++k) {
       float sum = 0.f;
       for (int r = 0; r < kRows; ++r) sum += partial[r][threadIdx.x * W + k];
-      atomicAdd(&dbias[o0 + k], sum);
+      partials[static_cast<std::size_t>(blockIdx.y) * OC + o0 + k] = sum;
     }
   }
+}
+
+// dbias[o] += sum over c of partials[c, o], c in order.
+__global__ void add_partials_kernel(float* __restrict__ dbias, const float* __restrict__ partials, int chunks, int OC) {
+  const int o = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (o >= OC) return;
+  float sum = 0.f;
+  for (int c = 0; c < chunks; ++c) sum += partials[static_cast<std::size_t>(c) * OC + o];
+  dbias[o] += sum;
 }
 
 template <int W>
@@ -52,7 +63,10 @@ void launch(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream) 
   chunks = std::min(chunks, 65535);
   const int rows_per_block = ceil_div(N, chunks);
   chunks = ceil_div(N, rows_per_block);  // no empty chunk
-  bias_backward_kernel<W><<<dim3(tiles, chunks), dim3(kWarp, kRows), 0, stream>>>(dbias, dout, N, OC, rows_per_block);
+  auto* partials = static_cast<float*>(reduction_scratch(static_cast<std::size_t>(chunks) * OC * sizeof(float)));
+  bias_backward_kernel<W><<<dim3(tiles, chunks), dim3(kWarp, kRows), 0, stream>>>(partials, dout, N, OC, rows_per_block);
+  check_launch("bias_backward");
+  add_partials_kernel<<<ceil_div(OC, 256), 256, 0, stream>>>(dbias, partials, chunks, OC);
 }
 
 }  // namespace

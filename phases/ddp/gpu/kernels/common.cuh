@@ -28,4 +28,27 @@ using train::detail::warp_sum;
 inline void check_launch(const char* kernel) { train::detail::check_launch_of("ddp", kernel); }
 inline void require(bool ok, const char* what) { train::detail::require_of("ddp", ok, what); }
 
+// Device scratch for the deterministic reductions of the backward pass (bias, LayerNorm and
+// embedding gradients): each block writes its partial sums there and a second kernel adds
+// them up in a fixed order, where atomicAdd's order, different on every run, would make two
+// runs of the same step differ in the last bits (and a checkpoint's resume unverifiable bit
+// for bit). One buffer per process, grown on demand (cudaFree and cudaMalloc synchronize the
+// device, so a kernel still reading the old one is done) and never shrunk: only the first
+// calls at a size pay. Its users run on one stream at a time, the model's.
+inline void* reduction_scratch(std::size_t bytes) {
+  static void* buffer = nullptr;
+  static std::size_t capacity = 0;
+  if (bytes > capacity) {
+    if (buffer) (void)cudaFree(buffer);
+    buffer = nullptr;
+    capacity = 0;
+    if (cudaMalloc(&buffer, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      require(false, "reduction_scratch: cudaMalloc failed (out of device memory)");
+    }
+    capacity = bytes;
+  }
+  return buffer;
+}
+
 }  // namespace gpuaccept::ddp::gpu::detail

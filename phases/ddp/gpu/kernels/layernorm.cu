@@ -12,7 +12,7 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 constexpr int kForwardBlock = 256;       // 8 rows per block
-constexpr int kBackwardBlock = 512;      // 16 warps share one block's dweight/dbias partials
+constexpr int kBackwardBlock = 256;      // 8 warps, each with its own dweight/dbias partials
 constexpr int kBackwardMaxBlocks = 528;  // 4 blocks on each of an H100's 132 SMs
 
 // mean = sum(x)/C, var = sum((x-mean)^2)/C (two passes: no cancellation), then
@@ -61,21 +61,23 @@ __global__ void layernorm_forward_kernel(bf16* __restrict__ out, float* __restri
 
 // Per row, with g = dout * weight: pass 1 sums g and g * xhat over the row; pass 2 adds
 // rstd * (g - mean(g) - xhat * mean(g * xhat)) into dinp and collects dout * xhat and dout
-// per channel in this block's shared partials, which go to dweight/dbias once at the end.
+// per channel in its warp's shared partials (each channel belongs to one lane of the warp:
+// plain adds, rows in order). At the end the block sums its warps' partials in warp order
+// into block_partials[block, 2C] (dweight's C, then dbias's), which a second kernel adds up
+// in block order: no atomics, the same bits on every run (common.cuh, reduction_scratch).
 // Shared slot of channel c: with W = 8 it is (c % 8) * (C / 8) + c / 8, so the 32 lanes
 // adding element k of their groups hit 32 consecutive words (no bank conflicts).
 template <int W>
-__global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __restrict__ dweight,
-                                          float* __restrict__ dbias, const bf16* __restrict__ dout,
-                                          const bf16* __restrict__ inp, const bf16* __restrict__ weight,
-                                          const float* __restrict__ mean, const float* __restrict__ rstd, int N,
-                                          int C) {
-  extern __shared__ float partials[];  // dweight then dbias, C each
-  float* dweight_s = partials;
-  float* dbias_s = partials + C;
+__global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __restrict__ block_partials,
+                                          const bf16* __restrict__ dout, const bf16* __restrict__ inp,
+                                          const bf16* __restrict__ weight, const float* __restrict__ mean,
+                                          const float* __restrict__ rstd, int N, int C) {
+  extern __shared__ float partials[];  // (warps, 2, C): per warp dweight then dbias
   const int groups = C / W;
-  for (int c = threadIdx.x; c < 2 * C; c += blockDim.x) partials[c] = 0.f;
+  for (int c = threadIdx.x; c < 2 * C * static_cast<int>(blockDim.x / kWarp); c += blockDim.x) partials[c] = 0.f;
   __syncthreads();
+  float* dweight_s = partials + static_cast<std::size_t>(threadIdx.x / kWarp) * 2 * C;
+  float* dbias_s = dweight_s + C;
 
   const int lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
   for (int row = blockIdx.x * warps + threadIdx.x / kWarp; row < N; row += gridDim.x * warps) {
@@ -108,18 +110,39 @@ __global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __rest
         const float xhat = (x[k] - m) * s;
         dx[k] += s * (dy[k] * w[k] - mean_g - xhat * mean_gx);
         const int slot = k * groups + c0 / W;
-        atomicAdd(&dweight_s[slot], dy[k] * xhat);
-        atomicAdd(&dbias_s[slot], dy[k]);
+        dweight_s[slot] += dy[k] * xhat;
+        dbias_s[slot] += dy[k];
       }
       store_bf16<W>(dinp + base + c0, dx);
     }
   }
   __syncthreads();
+  float* out = block_partials + static_cast<std::size_t>(blockIdx.x) * 2 * C;
   for (int c = threadIdx.x; c < C; c += blockDim.x) {
     const int slot = (c % W) * groups + c / W;
-    atomicAdd(&dweight[c], dweight_s[slot]);
-    atomicAdd(&dbias[c], dbias_s[slot]);
+    float w = 0.f, b = 0.f;
+    for (int v = 0; v < warps; ++v) {
+      w += partials[static_cast<std::size_t>(v) * 2 * C + slot];
+      b += partials[static_cast<std::size_t>(v) * 2 * C + C + slot];
+    }
+    out[c] = w;
+    out[C + c] = b;
   }
+}
+
+// dweight[c] += sum over blocks of block_partials[block, c], dbias the same from [block, C + c],
+// blocks in order.
+__global__ void layernorm_add_partials_kernel(float* __restrict__ dweight, float* __restrict__ dbias,
+                                              const float* __restrict__ block_partials, int blocks, int C) {
+  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (c >= C) return;
+  float w = 0.f, b = 0.f;
+  for (int k = 0; k < blocks; ++k) {
+    w += block_partials[static_cast<std::size_t>(k) * 2 * C + c];
+    b += block_partials[static_cast<std::size_t>(k) * 2 * C + C + c];
+  }
+  dweight[c] += w;
+  dbias[c] += b;
 }
 
 bool use_vectors(int C, std::initializer_list<const void*> pointers) {
@@ -149,7 +172,7 @@ void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* do
   if (N == 0) return;
   const bool vectors = use_vectors(C, {dinp, dout, inp, weight});
   const auto kernel = vectors ? layernorm_backward_kernel<8> : layernorm_backward_kernel<1>;
-  const std::size_t shared = 2 * static_cast<std::size_t>(C) * sizeof(float);
+  const std::size_t shared = static_cast<std::size_t>(kBackwardBlock / kWarp) * 2 * static_cast<std::size_t>(C) * sizeof(float);
   if (shared > 48 * 1024) {  // above the default limit a kernel must opt in (fails past the device's maximum)
     const cudaError_t rc =
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
@@ -160,8 +183,12 @@ void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* do
     }
   }
   const int blocks = std::min(ceil_div(N, kBackwardBlock / kWarp), kBackwardMaxBlocks);
-  kernel<<<blocks, kBackwardBlock, shared, stream>>>(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+  auto* block_partials =
+      static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * 2 * C * sizeof(float)));
+  kernel<<<blocks, kBackwardBlock, shared, stream>>>(dinp, block_partials, dout, inp, weight, mean, rstd, N, C);
   check_launch("layernorm_backward");
+  layernorm_add_partials_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dweight, dbias, block_partials, blocks, C);
+  check_launch("layernorm_backward (partials)");
 }
 
 }  // namespace gpuaccept::ddp::gpu
