@@ -2,7 +2,7 @@
 // Block (32, kRows) covers a tile of 32*W columns and a chunk of rows: each warp reads one
 // row's 32*W consecutive columns (coalesced), the kRows warps take every kRows-th row,
 // their sums meet in shared memory in a fixed order, and each block writes its chunk's sums
-// to partials[chunk, o]; a second kernel adds the chunks up in order into dbias. No atomics:
+// to partials[chunk, o]; add_column_sums adds the chunks up in order into dbias. No atomics:
 // the same dout gives the same bits on every run (common.cuh, reduction_scratch).
 #include "common.cuh"
 
@@ -45,15 +45,6 @@ __global__ void bias_backward_kernel(float* __restrict__ partials, const bf16* _
   }
 }
 
-// dbias[o] += sum over c of partials[c, o], c in order.
-__global__ void add_partials_kernel(float* __restrict__ dbias, const float* __restrict__ partials, int chunks, int OC) {
-  const int o = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (o >= OC) return;
-  float sum = 0.f;
-  for (int c = 0; c < chunks; ++c) sum += partials[static_cast<std::size_t>(c) * OC + o];
-  dbias[o] += sum;
-}
-
 template <int W>
 void launch(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream) {
   const int tiles = ceil_div(OC, kWarp * W);
@@ -66,7 +57,7 @@ void launch(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream) 
   auto* partials = static_cast<float*>(reduction_scratch(static_cast<std::size_t>(chunks) * OC * sizeof(float)));
   bias_backward_kernel<W><<<dim3(tiles, chunks), dim3(kWarp, kRows), 0, stream>>>(partials, dout, N, OC, rows_per_block);
   check_launch("bias_backward");
-  add_partials_kernel<<<ceil_div(OC, 256), 256, 0, stream>>>(dbias, partials, chunks, OC);
+  add_column_sums(dbias, nullptr, OC, partials, chunks, OC, stream);
 }
 
 }  // namespace

@@ -51,4 +51,9 @@ inline void* reduction_scratch(std::size_t bytes) {
   return buffer;
 }
 
+// lo[c] += sum over r of partials[r, c] for c < split, hi[c - split] += the same for the
+// columns from split on; partials (rows, cols) fp32, rows summed in a fixed order
+// (column_sums.cu). What the reductions above end with.
+void add_column_sums(float* lo, float* hi, int split, const float* partials, int rows, int cols, cudaStream_t stream);
+
 }  // namespace gpuaccept::ddp::gpu::detail

@@ -44,7 +44,7 @@ __global__ void position_backward_kernel(float* __restrict__ dwpe, const bf16* _
 // dwte: tokens repeat, so several positions add into one row. Without atomics (whose order
 // differs from run to run): the positions n are sorted by their row (a stable radix sort, so
 // n ascending within a row), and the thread of (first position of a row in that order, c)
-// sums the row's positions in that order. The other threads have nothing to do.
+// (W channels) sums the row's positions in that order. The other threads have nothing to do.
 __global__ void row_keys_kernel(int* __restrict__ keys, int* __restrict__ positions, const int* __restrict__ row_of_token,
                                 const int* __restrict__ tokens, int N) {
   const int n = static_cast<int>(global_thread());
@@ -53,18 +53,27 @@ __global__ void row_keys_kernel(int* __restrict__ keys, int* __restrict__ positi
   positions[n] = n;
 }
 
+template <int W>
 __global__ void token_backward_kernel(float* __restrict__ dwte, const int* __restrict__ sorted_rows,
                                       const int* __restrict__ sorted_positions, const bf16* __restrict__ dout, int N,
                                       int C) {
+  const std::size_t per_row = static_cast<std::size_t>(C / W);
   const std::size_t i = global_thread();
-  if (i >= static_cast<std::size_t>(N) * C) return;
-  const int k = static_cast<int>(i / C), c = static_cast<int>(i % C);
+  if (i >= static_cast<std::size_t>(N) * per_row) return;
+  const int k = static_cast<int>(i / per_row);
+  const int c = static_cast<int>(i % per_row) * W;
   const int row = sorted_rows[k];
   if (k > 0 && sorted_rows[k - 1] == row) return;  // not the first of its row
-  float sum = 0.f;
-  for (int j = k; j < N && sorted_rows[j] == row; ++j)
-    sum += __bfloat162float(dout[static_cast<std::size_t>(sorted_positions[j]) * C + c]);
-  dwte[static_cast<std::size_t>(row) * C + c] += sum;
+  float sum[W] = {};
+  for (int j = k; j < N && sorted_rows[j] == row; ++j) {
+    float d[W];
+    load_bf16<W>(d, dout + static_cast<std::size_t>(sorted_positions[j]) * C + c);
+#pragma unroll
+    for (int w = 0; w < W; ++w) sum[w] += d[w];
+  }
+  float* out = dwte + static_cast<std::size_t>(row) * C + c;
+#pragma unroll
+  for (int w = 0; w < W; ++w) out[w] += sum[w];
 }
 
 }  // namespace
@@ -110,8 +119,12 @@ void encoder_backward(float* dwte, const int* row_of_token, float* dwpe, const b
   const cudaError_t rc = cub::DeviceRadixSort::SortPairs(scratch + temp_at, temp_bytes, keys, sorted_keys, positions,
                                                          sorted_positions, N, 0, static_cast<int>(sizeof(int) * 8), stream);
   require(rc == cudaSuccess, "encoder_backward: cub::DeviceRadixSort::SortPairs failed");
-  token_backward_kernel<<<grid_for(static_cast<std::size_t>(N) * C, kBlock), kBlock, 0, stream>>>(
-      dwte, sorted_keys, sorted_positions, dout, N, C);
+  if (C % 8 == 0 && aligned16(dout))
+    token_backward_kernel<8><<<grid_for(static_cast<std::size_t>(N) * C / 8, kBlock), kBlock, 0, stream>>>(
+        dwte, sorted_keys, sorted_positions, dout, N, C);
+  else
+    token_backward_kernel<1><<<grid_for(static_cast<std::size_t>(N) * C, kBlock), kBlock, 0, stream>>>(
+        dwte, sorted_keys, sorted_positions, dout, N, C);
   check_launch("encoder_backward (tokens)");
 }
 

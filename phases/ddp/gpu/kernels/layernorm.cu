@@ -63,7 +63,7 @@ __global__ void layernorm_forward_kernel(bf16* __restrict__ out, float* __restri
 // rstd * (g - mean(g) - xhat * mean(g * xhat)) into dinp and collects dout * xhat and dout
 // per channel in its warp's shared partials (each channel belongs to one lane of the warp:
 // plain adds, rows in order). At the end the block sums its warps' partials in warp order
-// into block_partials[block, 2C] (dweight's C, then dbias's), which a second kernel adds up
+// into block_partials[block, 2C] (dweight's C, then dbias's), which add_column_sums adds up
 // in block order: no atomics, the same bits on every run (common.cuh, reduction_scratch).
 // Shared slot of channel c: with W = 8 it is (c % 8) * (C / 8) + c / 8, so the 32 lanes
 // adding element k of their groups hit 32 consecutive words (no bank conflicts).
@@ -130,21 +130,6 @@ __global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __rest
   }
 }
 
-// dweight[c] += sum over blocks of block_partials[block, c], dbias the same from [block, C + c],
-// blocks in order.
-__global__ void layernorm_add_partials_kernel(float* __restrict__ dweight, float* __restrict__ dbias,
-                                              const float* __restrict__ block_partials, int blocks, int C) {
-  const int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (c >= C) return;
-  float w = 0.f, b = 0.f;
-  for (int k = 0; k < blocks; ++k) {
-    w += block_partials[static_cast<std::size_t>(k) * 2 * C + c];
-    b += block_partials[static_cast<std::size_t>(k) * 2 * C + C + c];
-  }
-  dweight[c] += w;
-  dbias[c] += b;
-}
-
 bool use_vectors(int C, std::initializer_list<const void*> pointers) {
   if (C % 8 != 0) return false;
   for (const void* p : pointers)
@@ -187,8 +172,7 @@ void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* do
       static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * 2 * C * sizeof(float)));
   kernel<<<blocks, kBackwardBlock, shared, stream>>>(dinp, block_partials, dout, inp, weight, mean, rstd, N, C);
   check_launch("layernorm_backward");
-  layernorm_add_partials_kernel<<<ceil_div(C, 256), 256, 0, stream>>>(dweight, dbias, block_partials, blocks, C);
-  check_launch("layernorm_backward (partials)");
+  add_column_sums(dweight, dbias, C, block_partials, blocks, 2 * C, stream);
 }
 
 }  // namespace gpuaccept::ddp::gpu

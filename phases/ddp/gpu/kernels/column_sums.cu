@@ -1,0 +1,40 @@
+// The second half of the backward pass's deterministic reductions (common.cuh,
+// reduction_scratch): per-block partial sums, (rows, cols) fp32, added up column by column in
+// a fixed order. Block (32, kSlices): 32 consecutive columns (coalesced loads), the kSlices
+// thread rows each summing every kSlices-th partial row in order, then the slices in order:
+// the same bits on every run, with enough threads in flight that 528 rows of partials take a
+// few microseconds (one thread per column, walking them all, took 21 us).
+#include "common.cuh"
+
+namespace gpuaccept::ddp::gpu::detail {
+
+namespace {
+
+constexpr int kSlices = 16;
+
+__global__ void add_column_sums_kernel(float* __restrict__ lo, float* __restrict__ hi, int split,
+                                       const float* __restrict__ partials, int rows, int cols) {
+  __shared__ float slice_sums[kSlices][kWarp];
+  const int c = static_cast<int>(blockIdx.x) * kWarp + static_cast<int>(threadIdx.x);
+  float sum = 0.f;
+  if (c < cols)
+    for (int r = static_cast<int>(threadIdx.y); r < rows; r += kSlices)
+      sum += partials[static_cast<std::size_t>(r) * cols + c];
+  slice_sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= cols) return;
+  float total = 0.f;
+  for (int s = 0; s < kSlices; ++s) total += slice_sums[s][threadIdx.x];
+  if (c < split) lo[c] += total;
+  else hi[c - split] += total;
+}
+
+}  // namespace
+
+void add_column_sums(float* lo, float* hi, int split, const float* partials, int rows, int cols, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  add_column_sums_kernel<<<ceil_div(cols, kWarp), dim3(kWarp, kSlices), 0, stream>>>(lo, hi, split, partials, rows, cols);
+  check_launch("add_column_sums");
+}
+
+}  // namespace gpuaccept::ddp::gpu::detail
