@@ -43,7 +43,8 @@ struct FsdpConfig {
   double grad_clip = 1.0;           // fsdp_lora.grad_clip: global-norm clipping; 0 = none
   // Memory
   bool recompute = true;            // fsdp_lora.recompute: keep only each layer's input and run the layer
-                                    // forward again in backward (activation checkpointing)
+                                    // forward again in backward (activation checkpointing); false: keep
+                                    // what backward reads of every layer (memory_plan.cpp), no second forward
   std::string offload = "none";     // fsdp_lora.offload: none, or cpu (base shards in pinned host memory,
                                     // copied to the GPU a layer ahead)
   double memory_headroom_gib = 2.0; // fsdp_lora.memory_headroom_gib: GPU memory left free when planning (GiB)

@@ -32,7 +32,7 @@ const LoraTensorError& FsdpGradientCheck::worst() const {
                            [](const LoraTensorError& a, const LoraTensorError& b) { return a.rel_l2 < b.rel_l2; });
 }
 
-FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm) {
+FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute) {
   FsdpGradientCheck out;
   out.config = qwen_tiny;
   out.lora.rank = 2;
@@ -42,6 +42,7 @@ FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int rank
   out.B = 2;
   out.T = 16;
   out.ranks = ranks;
+  out.recompute = recompute;
   const QwenConfig& c = out.config;
   constexpr std::uint64_t kStep = 7;
 
@@ -65,6 +66,7 @@ FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int rank
     weights.init_random(seed, stream);
     gpu::ModelOptions options;
     options.matmul_autotune = false;
+    options.recompute = recompute;
     gpu::QwenLoraModel model(c, out.lora, out.B, out.T, options);
     model.set_weight_source(&weights);
     model.set_final_norm(weights.final_norm());

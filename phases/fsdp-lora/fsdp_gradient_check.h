@@ -25,6 +25,7 @@ struct FsdpGradientCheck {
   QwenConfig config{};
   LoraConfig lora;
   int B = 0, T = 0, ranks = 1;
+  bool recompute = true;
   double loss_gpu = 0, loss_cpu = 0;
   std::vector<LoraTensorError> tensors;
   const LoraTensorError& worst() const;  // the largest rel_l2 (tensors is never empty)
@@ -32,6 +33,7 @@ struct FsdpGradientCheck {
 
 // Collective over comm (every rank of it calls it, with its rank; comm nullptr when alone).
 // Each rank runs the same micro-batch, so each must match the reference on its own.
-FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm);
+// recompute: the model's activation recompute, as the phase trains (gpu/qwen_model.h).
+FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute);
 
 }  // namespace gpuaccept::fsdp

@@ -43,9 +43,6 @@ std::vector<int> all_ranks(int size) {
 void refuse_unimplemented(const FsdpConfig& c) {
   if (c.offload_cpu())
     throw InputError("fsdp_lora.offload: cpu (base shards in pinned host memory) is not implemented yet; use none");
-  if (!c.recompute)
-    throw InputError("fsdp_lora.recompute: false is not implemented yet (the model always recomputes each layer in "
-                     "backward); use true");
   if (c.grad_reduce != "all_reduce")
     throw InputError("fsdp_lora.grad_reduce: reduce_scatter is not implemented yet; use all_reduce");
   if (!c.checkpoint_dir.empty())
@@ -190,7 +187,8 @@ bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
 
 void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
   stage_ = "gradient check";
-  const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt.world_comm().get());
+  const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt.world_comm().get(),
+                                                     config_.recompute);
   const LoraTensorError& worst = g.worst();
   const double loss_err = std::abs(g.loss_gpu - g.loss_cpu);
   const bool ok = loss_err <= config_.loss_tolerance && worst.rel_l2 <= config_.grad_tolerance;
@@ -202,11 +200,12 @@ void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
                      {"lora", fmt::format("rank {} alpha {} dropout {} on all seven", g.lora.rank, g.lora.alpha,
                                           g.lora.dropout)},
                      {"batch", fmt::format("{}x{}", g.B, g.T)},
-                     {"shards", std::to_string(g.ranks)}};
+                     {"shards", std::to_string(g.ranks)},
+                     {"recompute", g.recompute ? "true" : "false"}};
   const std::string message = fmt::format(
-      "base sharded over {} rank(s) and all-gathered; loss GPU {:.6f} vs CPU float64 {:.6f} (|diff| {:.2e}, tolerance "
+      "base sharded over {} rank(s) and all-gathered, recompute {}; loss GPU {:.6f} vs CPU float64 {:.6f} (|diff| {:.2e}, tolerance "
       "{}); worst LoRA gradient {} relative L2 error {:.2e} (tolerance {}); per tensor: {}",
-      g.ranks, g.loss_gpu, g.loss_cpu, loss_err, config_.loss_tolerance, worst.name, worst.rel_l2,
+      g.ranks, g.recompute ? "on" : "off", g.loss_gpu, g.loss_cpu, loss_err, config_.loss_tolerance, worst.name, worst.rel_l2,
       config_.grad_tolerance, detail);
   results_.measure("gradient_check", "loss_abs_err", loss_err, "nats", shape).status =
       std::isfinite(loss_err) && loss_err <= config_.loss_tolerance ? Status::Pass : Status::Fail;
@@ -267,7 +266,8 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers);
     weights->init_random(config_.seed, init_stream);
     model = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
-                                                 gpu::ModelOptions{.logits_chunk = static_cast<int>(kLogitsChunkTokens)});
+                                                 gpu::ModelOptions{.logits_chunk = static_cast<int>(kLogitsChunkTokens),
+                                                                   .recompute = config_.recompute});
     model->set_weight_source(weights.get());
     model->set_final_norm(weights->final_norm());
     init_stream.synchronize();

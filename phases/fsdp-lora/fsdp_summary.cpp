@@ -72,7 +72,8 @@ Params FsdpSummary::shape_params() const {
   return {{"model", config_.model},
           {"layers", std::to_string(config_.model_config().layers)},
           {"seq_len", std::to_string(config_.seq_len)},
-          {"micro_batch", std::to_string(config_.micro_batch)}};
+          {"micro_batch", std::to_string(config_.micro_batch)},
+          {"recompute", config_.recompute ? "true" : "false"}};
 }
 
 void FsdpSummary::record_throughput(const FsdpRun& run) {
@@ -241,7 +242,6 @@ void FsdpSummary::record_memory(const MemoryPlan& plan, const FsdpRun& run, doub
   ResultWriter& out = ctx_.results;
   Params p = shape_params();
   p["gpus"] = std::to_string(plan.world_size);
-  p["recompute"] = plan.recompute ? "true" : "false";
   out.measure("memory", "planned_gib", static_cast<double>(plan.total()) / kGiB, "GiB", p).message =
       "memory_plan.h's figure for this rank (shards, gather buffers, LoRA and AdamW state, activations, workspaces, "
       "NCCL allowance)";

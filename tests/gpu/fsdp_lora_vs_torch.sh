@@ -6,7 +6,8 @@
 # Shape: Qwen2-7B's width with FSDP_LAYERS layers (default 4: one GPU holds it whole, the
 # anchor's step time per layer is what scales), sequence 4096, micro-batch 2, LoRA r=64 on
 # q/k/v/o, activation recompute on both sides. TORCH_MODES="ckpt no-ckpt" also runs the
-# anchor without recompute; SKIP_TORCH=1 leaves PyTorch out.
+# anchor without recompute, FSDP_PHASE_ARGS=--no-recompute the phase without it (any other
+# gpuaccept-fsdp-lora flags likewise); SKIP_TORCH=1 leaves PyTorch out.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,8 +19,8 @@ steps=${FSDP_STEPS:-12}
 export NCCL_NVLS_ENABLE=0
 cd "$root" || exit 1
 
-echo "=== gpuaccept-fsdp-lora on $ngpu GPU(s), $layers layers"
-args="--layers $layers --steps $steps"
+echo "=== gpuaccept-fsdp-lora on $ngpu GPU(s), $layers layers ${FSDP_PHASE_ARGS:-}"
+args="--layers $layers --steps $steps ${FSDP_PHASE_ARGS:-}"
 if [ "$ngpu" -gt 1 ]; then
   FSDP_SLURM=$ngpu FSDP_ARGS="$args" OUT="$OUT/phase" tests/gpu/fsdp_lora_local.sh >"$OUT/fsdp-lora.out" 2>&1
 else

@@ -20,11 +20,13 @@
 // the first layer, same measure), accumulate (a second forward_backward gives the same loss and
 // doubles the gradients), weight_order (two cases take their weights through a WeightSource
 // that checks the documented order of acquire/release; mid-all-p0.1 also cuts the logits into
-// three chunks); host checks: gemm_mapping (gpu/gemm.h's column-major call against a
+// three chunks), recompute_off (the model keeping every layer's activations gives the same bits
+// as the one recomputing them, both on fixed matmul algorithms); host checks: gemm_mapping (gpu/gemm.h's column-major call against a
 // row-major loop, every transposition), lora_layout (flat layout round trip and alignment).
 // attention <impl> <shape> <y|dq|dk|dv> (FlashAttention -- each backward variant, "flash
 // bwd_variant=N" -- and GemmAttention alone against a float64 loop, relative L2),
 // attention_deterministic (four flash passes, same bits; at the timing shape two);
+// attention_slots (a slot's backward after another slot's forward: the one-slot bits);
 // attention_variants_agree (each flash backward variant against variant 0 at the timing shape);
 // "model info attention_timing" gives all at B=2, T=4096, NH=28, NKV=4, HD=128, with each flash
 // variant's kernels' registers, shared memory and CTAs per SM.
@@ -485,6 +487,55 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
              fmt_double("gpu", loss_eval) + " " + fmt_double("cpu", ref.loss_eval) + " " + fmt_double("err", eval_err) +
                  " " + fmt_double("tol", k.loss_tol),
              std::isfinite(loss_eval) && eval_err <= k.loss_tol);
+
+  // Recompute off (every layer's activations kept from forward): the same bits as with it, since
+  // the recompute repeats forward's kernels on the same inputs. Both models with fixed matmul
+  // algorithms (autotuning may pick others per model), the one without through the weight order
+  // check too; and within tolerance of the reference like every case.
+  auto fixed_pass = [&](bool recompute, std::string* order) {
+    kg::ModelOptions o = options;
+    o.matmul_autotune = false;
+    o.recompute = recompute;
+    kg::QwenLoraModel m(c, k.lora, k.B, k.T, o);
+    if (k.weight_source) {
+      m.set_weight_source(&source);
+    } else {
+      for (int l = 0; l < c.layers; ++l) m.set_layer_weights(l, layers.get() + static_cast<std::size_t>(l) * layer_numel);
+      m.set_embedding(embed.get());
+      m.set_head(head.get());
+    }
+    m.set_final_norm(final_norm.get());
+    m.upload_lora(m.lora_layout().flatten(in.adapters), stream);
+    m.zero_lora_grads(stream);
+    bool unused = false;
+    (void)source.take(unused);
+    const float l = m.forward_backward(in.tokens, in.targets, kStep, kSeed, stream);
+    if (order) {
+      bool ok = false;
+      *order = source.take(ok);
+      if (!ok) *order += " (acquire and release did not alternate)";
+    }
+    if (!recompute)
+      std::printf("model info %s recompute=off device_MiB=%.1f\n", k.name.c_str(),
+                  static_cast<double>(m.device_bytes()) / (1 << 20));
+    return std::pair{l, m.download_lora_grads(stream)};
+  };
+  std::string order_off;
+  const auto [loss_on, grads_on] = fixed_pass(true, nullptr);
+  const auto [loss_off, grads_off] = fixed_pass(false, &order_off);
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < grads_on.size(); ++i)
+    differing += std::memcmp(&grads_on[i], &grads_off[i], sizeof(float)) != 0;
+  const bool same_loss = std::memcmp(&loss_on, &loss_off, sizeof(float)) == 0;
+  const double off_err = std::abs(static_cast<double>(loss_off) - ref.loss);
+  check_line("recompute_off", k.name,
+             fmt_double("loss_on", loss_on) + " " + fmt_double("loss_off", loss_off) + " same_loss_bits=" +
+                 (same_loss ? "yes" : "no") + " grads_differing=" + std::to_string(differing) + "/" +
+                 std::to_string(grads_on.size()) + " " + fmt_double("err_vs_cpu", off_err),
+             same_loss && differing == 0 && off_err <= k.loss_tol);
+  if (k.weight_source)
+    check_line("weight_order", k.name + " recompute_off", "calls=\"" + order_off + "\"",
+               order_off == forward_order + backward_order);
 }
 
 // ---- attention: FlashAttention and GemmAttention against a float64 loop ------------------
@@ -569,8 +620,8 @@ AttentionGrads run_attention(kg::Attention& attn, const DeviceBuffer<bf16>& q, c
                              const DeviceBuffer<bf16>& v, const DeviceBuffer<bf16>& dy, cudaStream_t s) {
   kg::Gemm gemm(false, false);
   DeviceBuffer<bf16> y(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
-  attn.forward(y.get(), q.get(), k.get(), v.get(), gemm, s);
-  attn.backward(dq.get(), dk.get(), dv.get(), dy.get(), gemm, s);
+  attn.forward(0, y.get(), q.get(), k.get(), v.get(), gemm, s);
+  attn.backward(0, dq.get(), dk.get(), dv.get(), dy.get(), gemm, s);
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s));
   return {download_bf16(y), download_bf16(dq), download_bf16(dk), download_bf16(dv)};
 }
@@ -594,7 +645,7 @@ void test_attention(int B, int T, int NH, int NKV, int HD) {
   impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
   if (kg::flash_attention_supported(T, NH, NKV, HD))
     for (int variant = 0; variant < kg::kFlashBackwardVariants; ++variant)
-      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, variant));
+      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant));
   // bf16 outputs: one rounding (2^-9 relative) plus fp32 sums and bf16 P/dS in the products
   constexpr double kTolY = 1e-2, kTolGrad = 2e-2;
   for (const auto& impl : impls) {
@@ -619,6 +670,30 @@ void test_attention(int B, int T, int NH, int NKV, int HD) {
       check_line("attention_deterministic", label + " " + shape, same ? "bitwise_equal=1" : "bitwise_equal=0", same);
     }
   }
+
+  // Slots (the model without recompute keeps one per layer): forward slot 0 on these inputs,
+  // then slot 1 on others, then backward of slot 0 must give the one-slot result's bits (the
+  // GEMM version runs slot 0's forward again; flash keeps each slot's log-sum-exp).
+  const DeviceBuffer<bf16> other_q = upload(to_bf16(random_bf16_values(nq, 2.0, rng))),
+                           other_k = upload(to_bf16(random_bf16_values(nkv, 1.0, rng))),
+                           other_v = upload(to_bf16(random_bf16_values(nkv, 1.0, rng)));
+  std::vector<std::unique_ptr<kg::Attention>> two_slots;
+  two_slots.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD, /*slots=*/2));
+  if (kg::flash_attention_supported(T, NH, NKV, HD))
+    two_slots.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/2));
+  for (const auto& impl : two_slots) {
+    const AttentionGrads one_slot = run_attention(*impl, dq_in, dk_in, dv_in, ddy, stream);
+    kg::Gemm gemm(false, false);
+    DeviceBuffer<bf16> y(nq), other_y(nq), dq(nq), dk(nkv), dv(nkv);
+    impl->forward(0, y.get(), dq_in.get(), dk_in.get(), dv_in.get(), gemm, stream);
+    impl->forward(1, other_y.get(), other_q.get(), other_k.get(), other_v.get(), gemm, stream);
+    impl->backward(0, dq.get(), dk.get(), dv.get(), ddy.get(), gemm, stream);
+    GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const bool same = download_bf16(y) == one_slot.y && download_bf16(dq) == one_slot.dq &&
+                      download_bf16(dk) == one_slot.dk && download_bf16(dv) == one_slot.dv;
+    check_line("attention_slots", std::string(impl->name()) + " " + shape,
+               same ? "slot0_after_slot1_bitwise_equal=1" : "slot0_after_slot1_bitwise_equal=0", same);
+  }
 }
 
 // "model info attention_timing ..." (not a check): forward and backward ms of each
@@ -640,7 +715,7 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
   impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
   if (kg::flash_attention_supported(T, NH, NKV, HD))
     for (int variant = 0; variant < kg::kFlashBackwardVariants; ++variant)
-      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, variant));
+      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant));
   std::vector<double> variant0[3];  // flash variant 0's dq, dk, dv
   for (const auto& impl : impls) {
     const auto* flash = dynamic_cast<const kg::FlashAttention*>(impl.get());
@@ -661,9 +736,9 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
     double fwd_best = 1e30, bwd_best = 1e30, fwd_sum = 0, bwd_sum = 0;
     for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up
       e0.record(stream);
-      impl->forward(y.get(), q.get(), k.get(), v.get(), gemm, stream);
+      impl->forward(0, y.get(), q.get(), k.get(), v.get(), gemm, stream);
       e1.record(stream);
-      impl->backward(dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
+      impl->backward(0, dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
       e2.record(stream);
       const double f = e1.elapsed_ms_since(e0), b = e2.elapsed_ms_since(e1);
       if (rep < 0) continue;
@@ -680,8 +755,8 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
       // (rel L2: only the order of the fp32 sums and where bf16 rounds differ) and against itself.
       GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
       const std::vector<double> got[3] = {download_bf16(dq), download_bf16(dk), download_bf16(dv)};
-      impl->forward(y.get(), q.get(), k.get(), v.get(), gemm, stream);
-      impl->backward(dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
+      impl->forward(0, y.get(), q.get(), k.get(), v.get(), gemm, stream);
+      impl->backward(0, dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
       GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
       const bool same = download_bf16(dq) == got[0] && download_bf16(dk) == got[1] && download_bf16(dv) == got[2];
       const std::string shape = "B" + std::to_string(B) + "_T" + std::to_string(T) + "_NH" + std::to_string(NH) +

@@ -15,13 +15,20 @@ namespace {
 
 std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
 
+std::size_t checked_slot(int slot, std::size_t slots) {
+  if (slot < 0 || static_cast<std::size_t>(slot) >= slots)
+    throw std::invalid_argument(fmt::format("attention: slot {} outside 0..{}", slot, slots - 1));
+  return static_cast<std::size_t>(slot);
+}
+
 }  // namespace
 
-GemmAttention::GemmAttention(int B, int T, int NH, int NKV, int HD)
+GemmAttention::GemmAttention(int B, int T, int NH, int NKV, int HD, int slots)
     : B_(B), T_(T), NH_(NH), NKV_(NKV), HD_(HD), G_(NKV > 0 ? NH / NKV : 0) {
-  if (B < 1 || T < 1 || NH < 1 || NKV < 1 || HD < 1 || NH % NKV != 0)
-    throw std::invalid_argument(fmt::format("attention: B={} T={} NH={} NKV={} HD={}: all positive, NH a multiple of NKV",
-                                            B, T, NH, NKV, HD));
+  if (B < 1 || T < 1 || NH < 1 || NKV < 1 || HD < 1 || NH % NKV != 0 || slots < 1)
+    throw std::invalid_argument(fmt::format(
+        "attention: B={} T={} NH={} NKV={} HD={} slots={}: all positive, NH a multiple of NKV", B, T, NH, NKV, HD, slots));
+  inputs_.resize(sz(slots));
   const long long q = 1LL * B * NH * T * HD, kv = 1LL * B * NKV * T * HD, tt = 1LL * B * NH * T * T;
   qh_ = DeviceBuffer<bf16>(sz(q));
   kh_ = DeviceBuffer<bf16>(sz(kv));
@@ -43,7 +50,10 @@ std::size_t GemmAttention::device_bytes() const {
 // All products below are per (b, kv head): batch = B * NKV, and each operand advances by its
 // matrix per batch entry: a group's q (G*T, HD) by G*T*HD, a kv head's K or V (T, HD) by T*HD,
 // a group's scores (G*T, T) by G*T*T.
-void GemmAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t s) {
+void GemmAttention::forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm,
+                            cudaStream_t s) {
+  inputs_[checked_slot(slot, inputs_.size())] = {y, q, k, v};
+  softmax_slot_ = slot;
   const int B = B_, T = T_, NH = NH_, NKV = NKV_, HD = HD_, GT = G_ * T_;
   const long long sq = 1LL * GT * HD, skv = 1LL * T * HD, ss = 1LL * GT * T;
   heads_from_tokens(qh_.get(), q, NH * HD, B, T, NH, HD, s);
@@ -68,7 +78,11 @@ void GemmAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v
   tokens_from_heads(y, NH * HD, yh_.get(), B, T, NH, HD, s);
 }
 
-void GemmAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t s) {
+void GemmAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t s) {
+  const Inputs in = inputs_[checked_slot(slot, inputs_.size())];
+  if (!in.y) throw std::logic_error("gemm attention: backward() before forward() of its slot");
+  // The softmax of another slot is held: this slot's again, from its inputs (the same bits).
+  if (softmax_slot_ != slot) forward(slot, in.y, in.q, in.k, in.v, gemm, s);
   const int B = B_, T = T_, NH = NH_, NKV = NKV_, HD = HD_, GT = G_ * T_;
   const long long sq = 1LL * GT * HD, skv = 1LL * T * HD, ss = 1LL * GT * T;
   bf16* dyh = yh_.get();      // the forward's y is not needed any more
@@ -130,13 +144,14 @@ int flash_backward_variant(int requested) {
 }
 }  // namespace
 
-FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int bwd_variant)
+FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots, int bwd_variant)
     : B_(B), T_(T), NH_(NH), NKV_(NKV), bwd_variant_(flash_backward_variant(bwd_variant)) {
-  if (B < 1 || !flash_attention_supported(T, NH, NKV, HD))
-    throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={}: needs B >= 1, HD = {}, "
-                                            "T a positive multiple of {}, NH a multiple of NKV",
-                                            B, T, NH, NKV, HD, kFlashHeadDim, kFlashBlock));
-  lse_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
+  if (B < 1 || slots < 1 || !flash_attention_supported(T, NH, NKV, HD))
+    throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={} slots={}: needs B >= 1, "
+                                            "slots >= 1, HD = {}, T a positive multiple of {}, NH a multiple of NKV",
+                                            B, T, NH, NKV, HD, slots, kFlashHeadDim, kFlashBlock));
+  inputs_.resize(sz(slots));
+  lse_ = DeviceBuffer<float>(sz(1LL * slots * B * NH * T));
   delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
   if (flash_backward_fuses_dq(bwd_variant_)) {
     dq_ws_ = DeviceBuffer<float>(flash_backward_dq_workspace_floats(B, T, NH));
@@ -148,28 +163,31 @@ std::size_t FlashAttention::device_bytes() const {
   return lse_.bytes() + delta_.bytes() + dq_ws_.bytes() + dq_sem_.bytes();
 }
 
-void FlashAttention::forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
-  flash_attention_forward(y, lse_.get(), q, k, v, B_, T_, NH_, NKV_, s);
-  q_ = q, k_ = k, v_ = v, y_ = y;
+float* FlashAttention::lse(int slot) const { return lse_.get() + sz(slot) * sz(1LL * B_ * NH_ * T_); }
+
+void FlashAttention::forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
+  inputs_[checked_slot(slot, inputs_.size())] = {q, k, v, y};
+  flash_attention_forward(y, lse(slot), q, k, v, B_, T_, NH_, NKV_, s);
 }
 
-void FlashAttention::backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {
-  if (!y_) throw std::logic_error("flash attention: backward() before forward()");
-  flash_attention_backward(dq, dk, dv, delta_.get(), dy, y_, lse_.get(), q_, k_, v_, B_, T_, NH_, NKV_, s, bwd_variant_,
-                           dq_ws_.get(), dq_sem_.get());
+void FlashAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {
+  const Inputs in = inputs_[checked_slot(slot, inputs_.size())];
+  if (!in.y) throw std::logic_error("flash attention: backward() before forward() of its slot");
+  flash_attention_backward(dq, dk, dv, delta_.get(), dy, in.y, lse(slot), in.q, in.k, in.v, B_, T_, NH_, NKV_, s,
+                           bwd_variant_, dq_ws_.get(), dq_sem_.get());
 }
 
 // ---------------------------------------------------------------- the choice
 
-std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD) {
+std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD, int slots) {
   const char* env = std::getenv("GPUACCEPT_FSDP_ATTENTION");
   const std::string choice = env && *env ? env : "auto";
-  if (choice == "gemm") return std::make_unique<GemmAttention>(B, T, NH, NKV, HD);
-  if (choice == "flash") return std::make_unique<FlashAttention>(B, T, NH, NKV, HD);
+  if (choice == "gemm") return std::make_unique<GemmAttention>(B, T, NH, NKV, HD, slots);
+  if (choice == "flash") return std::make_unique<FlashAttention>(B, T, NH, NKV, HD, slots);
   if (choice != "auto")
     throw std::invalid_argument("GPUACCEPT_FSDP_ATTENTION=" + choice + ": expected gemm, flash or auto");
-  if (flash_attention_supported(T, NH, NKV, HD)) return std::make_unique<FlashAttention>(B, T, NH, NKV, HD);
-  return std::make_unique<GemmAttention>(B, T, NH, NKV, HD);
+  if (flash_attention_supported(T, NH, NKV, HD)) return std::make_unique<FlashAttention>(B, T, NH, NKV, HD, slots);
+  return std::make_unique<GemmAttention>(B, T, NH, NKV, HD, slots);
 }
 
 }  // namespace gpuaccept::fsdp::gpu

@@ -1,10 +1,12 @@
 // Causal grouped-query attention of one layer, behind one small interface so that the
 // GEMM-and-softmax version below can be swapped for a fused (flash) one without touching the
-// model: token-major q, k, v in (after RoPE), token-major output out, and backward right after
-// the forward of the same layer (the model recomputes a layer just before its backward, so one
-// layer's saved state is all an implementation keeps). An implementation may keep pointers to
-// forward's q, k, v and y and read them again in backward: the caller leaves those buffers
-// unchanged from forward() to backward() (QwenLoraModel does: y feeds o_proj's backward).
+// model: token-major q, k, v in (after RoPE), token-major output out. What backward needs is
+// kept per slot (`slots` from the constructor): with activation recompute the model runs a
+// layer's forward again just before its backward, so one slot serves every layer; without it,
+// forward keeps every layer's activations and layer l uses slot l. backward(slot) follows the
+// last forward(slot) of that slot. An implementation may keep pointers to a slot's q, k, v and
+// y and read them again in backward: the caller leaves those buffers unchanged from forward()
+// to backward() (QwenLoraModel does: y feeds o_proj's backward).
 //
 // Math (../cpu_reference.h): query head h reads key/value head h / G, G = NH / NKV;
 //   att[t1, t2] = softmax_{t2 <= t1}(q_t1 . k_t2 / sqrt(HD)),   y_t1 = sum_t2 att[t1, t2] v_t2.
@@ -12,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "cuda/cuda_handles.h"
 #include "fsdp-lora/gpu/gemm.h"
@@ -22,10 +25,11 @@ class Attention {
  public:
   virtual ~Attention() = default;
   // y (B, T, NH*HD) from q (B, T, NH*HD), k and v (B, T, NKV*HD), all token-major, contiguous.
-  virtual void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) = 0;
-  // After forward() of the same inputs: dq, dk, dv (token-major as q, k, v; overwritten) from
+  virtual void forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm,
+                       cudaStream_t stream) = 0;
+  // After forward() of the same slot: dq, dk, dv (token-major as q, k, v; overwritten) from
   // dy (token-major as y).
-  virtual void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) = 0;
+  virtual void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) = 0;
   virtual std::size_t device_bytes() const = 0;
   virtual const char* name() const = 0;
 };
@@ -37,17 +41,26 @@ class Attention {
 // against that kv head's (T, HD) K and V, which are never copied per query head; and in
 // backward dK and dV, products over K = G*T, sum the group's contributions themselves.
 // Scores are full (T, T) per head (the softmax never reads above the diagonal): correctness
-// first, O(T^2) memory: 2 x (B, NH, T, T) bf16.
+// first, O(T^2) memory: 2 x (B, NH, T, T) bf16. So the softmax is kept for one slot only: a
+// backward of another slot first runs that slot's forward again (from its q, k, v; rewriting
+// its y with the same bits).
 class GemmAttention final : public Attention {
  public:
-  GemmAttention(int B, int T, int NH, int NKV, int HD);
-  void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) override;
-  void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
+  GemmAttention(int B, int T, int NH, int NKV, int HD, int slots = 1);
+  void forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm,
+               cudaStream_t stream) override;
+  void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
   std::size_t device_bytes() const override;
   const char* name() const override { return "gemm+softmax"; }
 
  private:
+  struct Inputs {
+    bf16* y = nullptr;
+    const bf16 *q = nullptr, *k = nullptr, *v = nullptr;
+  };
   int B_, T_, NH_, NKV_, HD_, G_;
+  std::vector<Inputs> inputs_;  // per slot, from its last forward
+  int softmax_slot_ = -1;       // the slot att_ (and qh_, kh_, vh_) hold
   DeviceBuffer<bf16> qh_;      // (B, NKV, G, T, HD) = (B, NH, T, HD)  q head-major
   DeviceBuffer<bf16> kh_, vh_; // (B, NKV, T, HD)
   DeviceBuffer<bf16> scores_;  // (B, NH, T, T)  q k^T (unscaled); in backward datt, then dscores
@@ -68,25 +81,31 @@ class GemmAttention final : public Attention {
 // keep an fp32 (B, NH, T, HD) dq workspace and a counter per query block.
 class FlashAttention final : public Attention {
  public:
-  FlashAttention(int B, int T, int NH, int NKV, int HD, int bwd_variant = -1);
+  FlashAttention(int B, int T, int NH, int NKV, int HD, int slots = 1, int bwd_variant = -1);
   int backward_variant() const { return bwd_variant_; }
-  void forward(bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm, cudaStream_t stream) override;
-  void backward(bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
+  void forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm,
+               cudaStream_t stream) override;
+  void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
   std::size_t device_bytes() const override;
   const char* name() const override { return "flash"; }
 
  private:
+  struct Inputs {
+    const bf16 *q = nullptr, *k = nullptr, *v = nullptr, *y = nullptr;  // forward's, the caller's buffers
+  };
+  float* lse(int slot) const;
   int B_, T_, NH_, NKV_, bwd_variant_;
+  std::vector<Inputs> inputs_;  // per slot
   DeviceBuffer<float> dq_ws_;  // fused-dQ variants: (B, NH, T, HD) fp32
   DeviceBuffer<int> dq_sem_;   // fused-dQ variants: (B, NH, T / 64)
-  DeviceBuffer<float> lse_;    // (B, NH, T)  ln sum_t2 exp(scaled score), from forward
+  DeviceBuffer<float> lse_;    // (slots, B, NH, T)  ln sum_t2 exp(scaled score), from forward
   DeviceBuffer<float> delta_;  // (B, NH, T)  rowsum(dy o y), backward's workspace
-  const bf16 *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *y_ = nullptr;  // forward's, the caller's buffers
 };
 
-// FlashAttention where it applies (HD == 128, T % 64 == 0), GemmAttention otherwise. The
-// environment variable GPUACCEPT_FSDP_ATTENTION chooses by hand: "gemm" (always the
-// reference), "flash" (FlashAttention or an std::invalid_argument), "auto" or unset (as above).
-std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD);
+// FlashAttention where it applies (HD == 128, T % 64 == 0), GemmAttention otherwise, keeping
+// `slots` layers' state. The environment variable GPUACCEPT_FSDP_ATTENTION chooses by hand:
+// "gemm" (always the reference), "flash" (FlashAttention or an std::invalid_argument), "auto"
+// or unset (as above).
+std::unique_ptr<Attention> make_attention(int B, int T, int NH, int NKV, int HD, int slots = 1);
 
 }  // namespace gpuaccept::fsdp::gpu

@@ -99,7 +99,8 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
       layer_layout_(make_layer_layout(config)),
       lora_layout_(config, lora),
       gemm_(options.naive_gemm, options.matmul_autotune),
-      attention_(make_attention(B, T, config.heads, config.kv_heads, config.head_dim)),
+      attention_(make_attention(B, T, config.heads, config.kv_heads, config.head_dim,
+                                options.recompute ? 1 : config.layers)),
       lora_linear_(std::make_unique<LoraLinear>(gemm_, B * T, lora.rank, lora.scale(), widest_adapter_input(config, lora))),
       resident_(std::make_unique<ResidentWeights>(config.layers)),
       source_(resident_.get()) {
@@ -116,20 +117,26 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
 
   residual_ = DeviceBuffer<bf16>(sz((L + 1) * N * C));
 
-  x1_ = DeviceBuffer<bf16>(sz(N * C));
-  rstd1_ = DeviceBuffer<float>(sz(N));
-  q_ = DeviceBuffer<bf16>(sz(N * Q));
-  k_ = DeviceBuffer<bf16>(sz(N * KV));
-  v_ = DeviceBuffer<bf16>(sz(N * KV));
-  y_ = DeviceBuffer<bf16>(sz(N * Q));
-  h_mid_ = DeviceBuffer<bf16>(sz(N * C));
-  x2_ = DeviceBuffer<bf16>(sz(N * C));
-  rstd2_ = DeviceBuffer<float>(sz(N));
-  gate_ = DeviceBuffer<bf16>(sz(N * I));
-  up_ = DeviceBuffer<bf16>(sz(N * I));
-  a_ = DeviceBuffer<bf16>(sz(N * I));
+  // Activation sets: S = 1 with recompute, L without (memory_plan.cpp's list of what backward reads).
+  const long long S = options_.recompute ? 1 : L;
+  auto has_target = [&](Projection p) { return std::find(lora.targets.begin(), lora.targets.end(), p) != lora.targets.end(); };
+  x1_per_slot_ = has_target(Projection::q) || has_target(Projection::k) || has_target(Projection::v);
+  x2_per_slot_ = has_target(Projection::gate) || has_target(Projection::up);
+  a_per_slot_ = has_target(Projection::down);
+  x1_ = DeviceBuffer<bf16>(sz((x1_per_slot_ ? S : 1) * N * C));
+  rstd1_ = DeviceBuffer<float>(sz(S * N));
+  q_ = DeviceBuffer<bf16>(sz(S * N * Q));
+  k_ = DeviceBuffer<bf16>(sz(S * N * KV));
+  v_ = DeviceBuffer<bf16>(sz(S * N * KV));
+  y_ = DeviceBuffer<bf16>(sz(S * N * Q));
+  h_mid_ = DeviceBuffer<bf16>(sz(S * N * C));
+  x2_ = DeviceBuffer<bf16>(sz((x2_per_slot_ ? S : 1) * N * C));
+  rstd2_ = DeviceBuffer<float>(sz(S * N));
+  gate_ = DeviceBuffer<bf16>(sz(S * N * I));
+  up_ = DeviceBuffer<bf16>(sz(S * N * I));
+  a_ = DeviceBuffer<bf16>(sz((a_per_slot_ ? S : 1) * N * I));
   // One (N, r) slot per projection, each starting 16-byte aligned (N * r may be odd).
-  z_ = DeviceBuffer<bf16>(std::size(kAllProjections) * ((sz(N) * sz(lora.rank) + 7) / 8 * 8));
+  z_ = DeviceBuffer<bf16>(sz(S) * std::size(kAllProjections) * ((sz(N) * sz(lora.rank) + 7) / 8 * 8));
 
   dres_ = DeviceBuffer<float>(sz(N * C));
   dres_bf16_ = DeviceBuffer<bf16>(sz(N * C));
@@ -199,6 +206,25 @@ std::vector<float> QwenLoraModel::download_lora_grads(cudaStream_t stream) const
   return host;
 }
 
+QwenLoraModel::LayerActivations QwenLoraModel::activations(int l) const {
+  const std::size_t at = sz(slot(l)), N = sz(N_), C = sz(config_.hidden), I = sz(config_.intermediate);
+  const std::size_t Q = sz(1LL * config_.heads * config_.head_dim), KV = sz(1LL * config_.kv_heads * config_.head_dim);
+  const std::size_t z_set = std::size(kAllProjections) * ((N * sz(lora_.rank) + 7) / 8 * 8);
+  return {x1_.get() + (x1_per_slot_ ? at : 0) * N * C,
+          rstd1_.get() + at * N,
+          q_.get() + at * N * Q,
+          k_.get() + at * N * KV,
+          v_.get() + at * N * KV,
+          y_.get() + at * N * Q,
+          h_mid_.get() + at * N * C,
+          x2_.get() + (x2_per_slot_ ? at : 0) * N * C,
+          rstd2_.get() + at * N,
+          gate_.get() + at * N * I,
+          up_.get() + at * N * I,
+          a_.get() + (a_per_slot_ ? at : 0) * N * I,
+          z_.get() + at * z_set};
+}
+
 const Adapter* QwenLoraModel::adapter(int l, Projection p, Pass pass, const DropoutKey& key) {
   const LoraSlot* slot = lora_layout_.find(l, p);
   if (!slot) return nullptr;
@@ -208,7 +234,7 @@ const Adapter* QwenLoraModel::adapter(int l, Projection p, Pass pass, const Drop
   ad.B = params_.get() + slot->b_offset;
   ad.dA = grads_.get() + slot->a_offset;
   ad.dB = grads_.get() + slot->b_offset;
-  ad.z = z_.get() + index_of(p) * z_slot;
+  ad.z = activations(l).z + index_of(p) * z_slot;
   ad.key = {key.seed, key.step, static_cast<std::uint32_t>(l), static_cast<std::uint32_t>(index_of(p))};
   ad.dropout = pass == Pass::eval ? 0.0 : lora_.dropout;
   return &ad;
@@ -250,27 +276,28 @@ void QwenLoraModel::layer_forward(int l, const LayerWeights& w, Pass pass, const
   auto proj = [&](Projection p) { return w.projection(config_, p); };
   auto ad = [&](Projection p) { return adapter(l, p, pass, key); };
   LoraLinear& lin = *lora_linear_;
+  const LayerActivations act = activations(l);
 
   // Attention block
-  rmsnorm_forward(x1_.get(), rstd1_.get(), h_in, w.w_in, N, C, eps, s);
-  lin.forward(q_.get(), x1_.get(), proj(Projection::q), ad(Projection::q), s);
-  lin.forward(k_.get(), x1_.get(), proj(Projection::k), ad(Projection::k), s);
-  lin.forward(v_.get(), x1_.get(), proj(Projection::v), ad(Projection::v), s);
-  rope_forward(q_.get(), N, T, NH, HD, NH * HD, config_.rope_theta, s);
-  rope_forward(k_.get(), N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
-  attention_->forward(y_.get(), q_.get(), k_.get(), v_.get(), gemm_, s);
-  lin.forward(h_mid_.get(), y_.get(), proj(Projection::o), ad(Projection::o), s, /*residual=*/h_in);
+  rmsnorm_forward(act.x1, act.rstd1, h_in, w.w_in, N, C, eps, s);
+  lin.forward(act.q, act.x1, proj(Projection::q), ad(Projection::q), s);
+  lin.forward(act.k, act.x1, proj(Projection::k), ad(Projection::k), s);
+  lin.forward(act.v, act.x1, proj(Projection::v), ad(Projection::v), s);
+  rope_forward(act.q, N, T, NH, HD, NH * HD, config_.rope_theta, s);
+  rope_forward(act.k, N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
+  attention_->forward(slot(l), act.y, act.q, act.k, act.v, gemm_, s);
+  lin.forward(act.h_mid, act.y, proj(Projection::o), ad(Projection::o), s, /*residual=*/h_in);
 
   // MLP block
-  rmsnorm_forward(x2_.get(), rstd2_.get(), h_mid_.get(), w.w_post, N, C, eps, s);
-  lin.forward(gate_.get(), x2_.get(), proj(Projection::gate), ad(Projection::gate), s);
-  lin.forward(up_.get(), x2_.get(), proj(Projection::up), ad(Projection::up), s);
+  rmsnorm_forward(act.x2, act.rstd2, act.h_mid, w.w_post, N, C, eps, s);
+  lin.forward(act.gate, act.x2, proj(Projection::gate), ad(Projection::gate), s);
+  lin.forward(act.up, act.x2, proj(Projection::up), ad(Projection::up), s);
   const Adapter* down = ad(Projection::down);
   // The recompute needs neither h_out (the next layer's saved input) nor, without an adapter
   // on down, a (swiglu's backward reads gate and up): it stops at down's adapter product.
   if (pass == Pass::recompute && !down) return;
-  swiglu_forward(a_.get(), I, gate_.get(), up_.get(), I, N, I, s);
-  lin.forward(h_out, a_.get(), proj(Projection::down), down, s, /*residual=*/h_mid_.get(),
+  swiglu_forward(act.a, I, act.gate, act.up, I, N, I, s);
+  lin.forward(h_out, act.a, proj(Projection::down), down, s, /*residual=*/act.h_mid,
               /*adapter_only=*/pass == Pass::recompute);
 }
 
@@ -288,32 +315,34 @@ void QwenLoraModel::layer_backward(int l, const LayerWeights& w, const DropoutKe
   auto ad = [&](Projection p) { return adapter(l, p, Pass::recompute, key); };
   LoraLinear& lin = *lora_linear_;
 
+  const LayerActivations act = activations(l);
+
   // MLP block. dres_ = d(h_out), which is also d(mlp) (the residual add passes it through).
   ddp::gpu::cast_to_bf16(dres_bf16_.get(), dres_.get(), NC, s);
   // da (N, I) = d(mlp) Wd (+ LoRA), into dgate_
-  lin.backward({dgate_.get(), false, false}, dres_bf16_.get(), a_.get(), proj(Projection::down), ad(Projection::down), s);
+  lin.backward({dgate_.get(), false, false}, dres_bf16_.get(), act.a, proj(Projection::down), ad(Projection::down), s);
   // dgate, dup (N, I) from da, in place over da
-  swiglu_backward(dgate_.get(), dup_.get(), I, dgate_.get(), I, gate_.get(), up_.get(), I, N, I, s);
+  swiglu_backward(dgate_.get(), dup_.get(), I, dgate_.get(), I, act.gate, act.up, I, N, I, s);
   // dx2 (N, C) fp32 = dgate Wg + dup Wu (+ LoRA)
-  lin.backward({dxn_.get(), true, false}, dgate_.get(), x2_.get(), proj(Projection::gate), ad(Projection::gate), s);
-  lin.backward({dxn_.get(), true, true}, dup_.get(), x2_.get(), proj(Projection::up), ad(Projection::up), s);
+  lin.backward({dxn_.get(), true, false}, dgate_.get(), act.x2, proj(Projection::gate), ad(Projection::gate), s);
+  lin.backward({dxn_.get(), true, true}, dup_.get(), act.x2, proj(Projection::up), ad(Projection::up), s);
   // d(h_mid) = d(h_out) + rmsnorm2's backward of dx2
-  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), h_mid_.get(), w.w_post, rstd2_.get(), N, C, true, s);
+  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), act.h_mid, w.w_post, act.rstd2, N, C, true, s);
 
   // Attention block. dres_ = d(h_mid) = d(o).
   ddp::gpu::cast_to_bf16(dres_bf16_.get(), dres_.get(), NC, s);
   // dy (N, Q) = d(o) Wo (+ LoRA)
-  lin.backward({dy_.get(), false, false}, dres_bf16_.get(), y_.get(), proj(Projection::o), ad(Projection::o), s);
-  attention_->backward(dq_.get(), dk_.get(), dv_.get(), dy_.get(), gemm_, s);
+  lin.backward({dy_.get(), false, false}, dres_bf16_.get(), act.y, proj(Projection::o), ad(Projection::o), s);
+  attention_->backward(slot(l), dq_.get(), dk_.get(), dv_.get(), dy_.get(), gemm_, s);
   // Through RoPE: the inverse rotation, giving the gradients of the projections' outputs
   rope_backward(dq_.get(), N, T, NH, HD, NH * HD, config_.rope_theta, s);
   rope_backward(dk_.get(), N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
   // dx1 (N, C) fp32 = dq Wq + dk Wk + dv Wv (+ LoRA)
-  lin.backward({dxn_.get(), true, false}, dq_.get(), x1_.get(), proj(Projection::q), ad(Projection::q), s);
-  lin.backward({dxn_.get(), true, true}, dk_.get(), x1_.get(), proj(Projection::k), ad(Projection::k), s);
-  lin.backward({dxn_.get(), true, true}, dv_.get(), x1_.get(), proj(Projection::v), ad(Projection::v), s);
+  lin.backward({dxn_.get(), true, false}, dq_.get(), act.x1, proj(Projection::q), ad(Projection::q), s);
+  lin.backward({dxn_.get(), true, true}, dk_.get(), act.x1, proj(Projection::k), ad(Projection::k), s);
+  lin.backward({dxn_.get(), true, true}, dv_.get(), act.x1, proj(Projection::v), ad(Projection::v), s);
   // d(h_in) = d(h_mid) + rmsnorm1's backward of dx1
-  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), h_in, w.w_in, rstd1_.get(), N, C, true, s);
+  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), h_in, w.w_in, act.rstd1, N, C, true, s);
 }
 
 // ---------------------------------------------------------------- head and loss
@@ -386,11 +415,12 @@ void QwenLoraModel::enqueue_forward_backward(std::span<const int> tokens, std::s
     NvtxRange range("head");
     head(true, loss_scale / static_cast<float>(N_), s);
   }
-  // Backward: per layer, rebuild its activations from its saved input, then go back through it.
+  // Backward: per layer (with recompute: first rebuild its activations from its saved input),
+  // then back through it.
   for (int l = L - 1; l >= 0; --l) {
-    NvtxRange range(fmt::format("layer {} recompute+backward", l));
+    NvtxRange range(fmt::format("layer {} {}", l, options_.recompute ? "recompute+backward" : "backward"));
     const LayerWeights w = LayerWeights::from_flat(layer_layout_, source_->acquire(WeightKind::layer, l, s));
-    layer_forward(l, w, Pass::recompute, key, residual(l), nullptr, s);
+    if (options_.recompute) layer_forward(l, w, Pass::recompute, key, residual(l), nullptr, s);
     layer_backward(l, w, key, residual(l), s);
     source_->release(WeightKind::layer, l, s);
   }

@@ -9,10 +9,14 @@
 // add theirs). LoRA: fp32 master, a bf16 copy the matmuls read, fp32 gradients. Matmuls
 // accumulate in fp32 (cuBLASLt); logits are fp32, one chunk of rows at a time.
 //
-// Memory (per-layer activation recompute, the phase's default): forward keeps only each layer's
-// input h (L+1, B, T, C) bf16 (slot L: the final norm's input); backward first recomputes a
-// layer's forward from its saved input into one layer's scratch set, shared by all layers,
-// then runs that layer's backward. Dropout masks are redrawn from their key, never stored.
+// Memory. With per-layer activation recompute (ModelOptions::recompute, the phase's default)
+// forward keeps only each layer's input h (L+1, B, T, C) bf16 (slot L: the final norm's input);
+// backward first recomputes a layer's forward from its saved input into one layer's activation
+// set, shared by all layers, then runs that layer's backward. Without recompute forward keeps
+// one activation set per layer (what backward reads: ../memory_plan.cpp lists it) and backward
+// reads it: a quarter fewer matmul FLOPs, ~0.9 GiB more per layer at Qwen2-7B's B 2, T 4096.
+// Dropout masks are redrawn from their key, never stored. The two give the same bits: the
+// recompute repeats forward's kernels on the same inputs.
 //
 // Use (one micro-batch; the trainer owns streams, the optimizer and communication):
 //   QwenLoraModel model(config, lora, B, T);
@@ -77,6 +81,7 @@ struct ModelOptions {
   bool naive_gemm = false;       // every matmul on naive_gemm (kernels.h): tests only, slow
   bool matmul_autotune = true;   // time cuBLASLt's candidates per shape (src/train/matmul.h)
   int logits_chunk = 1024;       // rows of (rows, V) fp32 logits at a time (memory_plan.h's kLogitsChunkTokens)
+  bool recompute = true;         // false: every layer's activations kept from forward (see Memory above)
 };
 
 class QwenLoraModel {
@@ -159,6 +164,17 @@ class QwenLoraModel {
   // Final norm, logits and cross-entropy by row chunks; with backward, d(loss)/d(h_L) into dres_.
   void head(bool backward, float dloss, cudaStream_t stream);
   float mean_loss(cudaStream_t stream);
+  // Device pointers to layer l's activation set (the buffers below, at its slot).
+  struct LayerActivations {
+    bf16* x1;
+    float* rstd1;
+    bf16 *q, *k, *v, *y, *h_mid, *x2;
+    float* rstd2;
+    bf16 *gate, *up, *a, *z;
+  };
+  // Layer l's set: slot l without recompute, the one shared set (slot 0) with it.
+  int slot(int l) const { return options_.recompute ? 0 : l; }
+  LayerActivations activations(int l) const;
   // The adapter on projection p of layer l (nullptr when p is not a target).
   const Adapter* adapter(int l, Projection p, Pass pass, const DropoutKey& key);
   const bf16* residual(int l) const;  // h_l (N, C): slot l of residual_
@@ -187,18 +203,21 @@ class QwenLoraModel {
   // Kept from forward to backward
   DeviceBuffer<bf16> residual_;  // (L+1, B, T, C): each layer's input; slot L the final norm's
 
-  // One layer's activations, rebuilt by the recompute before its backward (Q = NH*HD, KV = NKV*HD)
-  DeviceBuffer<bf16> x1_;         // (B, T, C)   rmsnorm(h) * w_in: q, k, v's input
-  DeviceBuffer<float> rstd1_;     // (B, T)
-  DeviceBuffer<bf16> q_;          // (B, T, Q)   after RoPE
-  DeviceBuffer<bf16> k_, v_;      // (B, T, KV)  k after RoPE
-  DeviceBuffer<bf16> y_;          // (B, T, Q)   attention output: o's input
-  DeviceBuffer<bf16> h_mid_;      // (B, T, C)   h + o
-  DeviceBuffer<bf16> x2_;         // (B, T, C)   rmsnorm(h_mid) * w_post: gate and up's input
-  DeviceBuffer<float> rstd2_;     // (B, T)
-  DeviceBuffer<bf16> gate_, up_;  // (B, T, I)
-  DeviceBuffer<bf16> a_;          // (B, T, I)   silu(gate) * up: down's input
-  DeviceBuffer<bf16> z_;          // (7, B, T, r) per projection: s * dropout(x) A^T (targets only used)
+  // The layers' activation sets (Q = NH*HD, KV = NKV*HD). S sets: 1 with recompute (rebuilt
+  // before each layer's backward), L without (kept from forward). x1, x2 and a have S sets only
+  // where an adapter's backward reads them (q/k/v, gate/up, down); otherwise one, a scratch.
+  DeviceBuffer<bf16> x1_;         // (S or 1, B, T, C)  rmsnorm(h) * w_in: q, k, v's input
+  DeviceBuffer<float> rstd1_;     // (S, B, T)
+  DeviceBuffer<bf16> q_;          // (S, B, T, Q)   after RoPE
+  DeviceBuffer<bf16> k_, v_;      // (S, B, T, KV)  k after RoPE
+  DeviceBuffer<bf16> y_;          // (S, B, T, Q)   attention output: o's input
+  DeviceBuffer<bf16> h_mid_;      // (S, B, T, C)   h + o
+  DeviceBuffer<bf16> x2_;         // (S or 1, B, T, C)  rmsnorm(h_mid) * w_post: gate and up's input
+  DeviceBuffer<float> rstd2_;     // (S, B, T)
+  DeviceBuffer<bf16> gate_, up_;  // (S, B, T, I)
+  DeviceBuffer<bf16> a_;          // (S or 1, B, T, I)  silu(gate) * up: down's input
+  DeviceBuffer<bf16> z_;          // (S, 7, B, T, r) per projection: s * dropout(x) A^T (targets only used)
+  bool x1_per_slot_ = false, x2_per_slot_ = false, a_per_slot_ = false;
 
   // Gradients and scratch of the layer computing, and the head
   DeviceBuffer<float> dres_;      // (B, T, C)   d(loss)/d(residual stream), fp32, flowing down
