@@ -24,6 +24,10 @@
 #                            with fake GPU devices (/dev/null clones), see up]
 #   GPUACCEPT_CLUSTER_DEBUG_FLAGS
 #                            Slurm DebugFlags (e.g. Gres), with SlurmdDebug=debug [none]
+#   GPUACCEPT_CLUSTER_TASK_PLUGIN
+#                            Slurm's TaskPlugin [task/none: the nodes share this machine's
+#                            CPUs]; task/affinity binds each task to its CPUs, as a real
+#                            cluster should (tests/gpu/local_slurm.sh: one node, real CPUs)
 #   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
 #                            dpkg -x [empty: the system install].
 

@@ -2,8 +2,9 @@
 # The acceptance pipeline on the GPU machine as an operator runs it: `make -f Makefile.slurm
 # acceptance` against the local Slurm (tests/gpu/local_slurm.sh: one node whose GRES are this
 # machine's GPUs), one rank per GPU with Slurm binding them (--gpus-per-node on the job,
-# --gpus-per-task=1 on every step), then the report job. Per profile it prints the wall time
-# from submission to the report, each phase's status and the report's verdict.
+# --gpus-per-task=1 on every step), each rank bound to (CPUs / GPUs) CPUs, then the report
+# job. Per profile it prints the wall time from submission to the report, each phase's status
+# and the report's verdict.
 #   tests/gpu/pipeline.sh [quick] [full]        (default: quick; in one device call, carry .gpu-carry)
 # Expected: on a healthy one-GPU machine INCOMPLETE (the phases that need two GPUs or two
 # nodes SKIP, saying so), never FAIL; on a multi-GPU machine PASS. Exit status 1 when the
@@ -13,7 +14,12 @@ cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 source tests/gpu/env.sh
+# As a real GPU cluster should be set up: each rank bound to its own share of the node's CPUs
+# (TaskPlugin=task/affinity, --cpus-per-task), which smoke's binding_cpu_exclusive checks. The
+# other scripts of tests/gpu leave the ranks unbound (task/none), their figures being the GPU's.
+export GPUACCEPT_CLUSTER_TASK_PLUGIN=task/affinity
 source tests/gpu/local_slurm.sh || exit 1  # ngpu, the cluster's exports, bind
+cpus_per_task=$(($(nproc) / ngpu))
 profiles=("$@")
 [ ${#profiles[@]} -gt 0 ] || profiles=(quick)
 if [ "${bind[0]}" != --gpus-per-task=1 ]; then
@@ -26,7 +32,7 @@ for profile in "${profiles[@]}"; do
   results=$OUT/pipeline-$profile
   echo "=== pipeline, profile $profile, 1 node x $ngpu GPUs, results $results"
   t0=$SECONDS
-  make -s -f Makefile.slurm acceptance NODES=1 GPUS_PER_NODE="$ngpu" PROFILE="$profile" \
+  make -s -f Makefile.slurm acceptance NODES=1 GPUS_PER_NODE="$ngpu" CPUS_PER_TASK="$cpus_per_task" PROFILE="$profile" \
     RESULTS="$results" BUILD="$PWD/.gpu-carry" WAIT=1 2>&1 | tee "$OUT/pipeline-$profile.log"
   wall=$((SECONDS - t0))
   run_dir=$(find "$results" -mindepth 1 -maxdepth 1 -type d ! -name logs | sort | tail -n 1)
