@@ -166,6 +166,7 @@ void add_checkpoint_drill(ResultFile& f) {
   job("checkpoint_baseline", "aggregate_write_bandwidth", 14.8, "GB/s");
   job("checkpoint_baseline", "aggregate_read_bandwidth", 20.1, "GB/s");
   job("checkpoint_efficiency", "write_vs_sequential", 83.8, "%");
+  f.records.back().params = {{"bytes_per_rank", fmt::format("{:.0f}", rank_bytes)}};
   job("checkpoint_restore", "aggregate_read_bandwidth", 18.9, "GB/s");
   job("checkpoint_restore", "seconds", 0.09, "s");
   const std::pair<const char*, const char*> checks[] = {

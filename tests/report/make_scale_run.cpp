@@ -174,6 +174,7 @@ void add_checkpoint_drill(ResultFile& f, const std::string& phase) {
   f.records.push_back(job("checkpoint_baseline", "aggregate_write_bandwidth", 1.8 * ranks, "GB/s"));
   f.records.push_back(job("checkpoint_baseline", "aggregate_read_bandwidth", 2.5 * ranks, "GB/s"));
   f.records.push_back(job("checkpoint_efficiency", "write_vs_sequential", 83.3, "%"));
+  f.records.back().params = {{"bytes_per_rank", "186731520"}};
   f.records.push_back(job("checkpoint_restore", "aggregate_read_bandwidth", 2.2 * ranks, "GB/s"));
   f.records.push_back(job("checkpoint_restore", "seconds", 0.3, "s"));
   for (const char* test : {"checkpoint_save", "checkpoint_restore", "checkpoint_resume"}) f.records.push_back(job(test, "", NAN, ""));
