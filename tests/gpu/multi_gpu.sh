@@ -1,0 +1,99 @@
+#!/bin/bash
+# Issue 17's evidence on a machine lent with several GPUs, in as few device calls as it takes
+# (device time is scarce; a call that finds no warm machine pays for a new start): the checks
+# that need several GPUs, most important first, each under its own time limit, the whole within
+# DEADLINE seconds. A step that no longer fits says SKIP and why; a failed step stops nothing.
+# Logs stay in gpu-out/multi/ (ignored by git, so a later call on the same warm machine still
+# finds them).
+#   tests     tests/gpu/fsdp_tests.sh: fsdp-lora's kernels and model against float64 references
+#   pipeline  tests/gpu/pipeline.sh quick: the main job through Slurm, one rank per GPU bound by
+#             GRES, the report job after; wall time and verdict (PASS expected)
+#   ddp       tests/gpu/ddp_vs_torch.sh N (compiled anchor): scaling, tokens/s vs PyTorch
+#   fsdp      tests/gpu/fsdp_lora_vs_torch.sh N at Qwen2-7B's 28 layers: the base sharded over the
+#             N GPUs, equivalence and scaling on NVLink, beside FSDP2 + PEFT on N GPUs
+#   fsdp_nr   the same without activation recompute on either side
+#   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem
+#   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
+#   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
+#   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
+# On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
+# files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipeline's report in $OUT/report-quick/ (a device
+# call returns at most 8 files), the headline lines on stdout.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+root=$PWD
+OUT=${OUT:-$root/gpu-out}
+# Not under /tmp: every node of the local Slurm mounts its own private /tmp.
+work=$root/gpu-out/multi
+mkdir -p "$OUT" "$work"
+deadline=$((SECONDS + ${DEADLINE:-560}))
+source tests/gpu/env.sh
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr ckpt variants fsdp1)
+VARIANTS=${VARIANTS:-"base bf16::grad_reduce=bf16 sms16::comm_sms=16"}
+fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
+echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
+nvidia-smi --query-gpu=index,name,memory.total,power.limit --format=csv,noheader
+
+# run_step NAME LIMIT COMMAND...: COMMAND with its output in $work/NAME.log, killed after
+# LIMIT seconds or at the deadline, whichever comes first; SKIP when under 30 s are left.
+run_step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((deadline - SECONDS - 5))
+  if [ "$left" -lt 30 ]; then
+    echo "=== $name: SKIP (only ${left} s left before the deadline)"
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  echo "=== $name (limit ${limit} s)"
+  local t0=$SECONDS
+  OUT=$work/$name timeout --kill-after=10 "$limit" "$@" >"$work/$name.log" 2>&1
+  local rc=$?
+  echo "--- $name: exit $rc after $((SECONDS - t0)) s"
+  tests/cluster/down >/dev/null 2>&1 || true  # a step killed at its limit leaves the Slurm up
+}
+want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
+
+if want tests; then
+  run_step tests 60 tests/gpu/fsdp_tests.sh
+  grep -E 'FAIL|passed|failed|recompute_off|attention_slots' "$work/tests.log" | cut -c1-230 | head -n 40
+fi
+if want pipeline; then
+  run_step pipeline 170 tests/gpu/pipeline.sh quick
+  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE)|failed:|Gres=' "$work/pipeline.log" | head -n 30
+fi
+if want ddp; then
+  TORCH_MODES=compile run_step ddp 200 tests/gpu/ddp_vs_torch.sh "$ngpu"
+  grep -E 'exit code|RESULT|FAILED|failed|ddp: all:|scaling|equivalence|replicas|step_time|checkpoint_resume|verdict' \
+    "$work/ddp.log" | grep -v ' r[1-9][0-9]*/' | cut -c1-230 | head -n 30
+fi
+if want fsdp; then
+  FSDP_LAYERS=28 FSDP_STEPS=10 TORCH_MODES=ckpt run_step fsdp 150 tests/gpu/fsdp_lora_vs_torch.sh "$ngpu"
+  grep -E "$fsdp_lines" "$work/fsdp.log" | grep -v ' r[1-9][0-9]*/' | cut -c1-230 | head -n 40
+fi
+if want fsdp_nr; then
+  FSDP_LAYERS=28 FSDP_STEPS=10 TORCH_MODES=no-ckpt FSDP_PHASE_ARGS=--no-recompute \
+    run_step fsdp_nr 150 tests/gpu/fsdp_lora_vs_torch.sh "$ngpu"
+  grep -E "$fsdp_lines" "$work/fsdp_nr.log" | grep -v ' r[1-9][0-9]*/' | cut -c1-230 | head -n 40
+fi
+if want ckpt; then
+  run_step ckpt 110 tests/gpu/checkpoint.sh
+  grep -v '^  ' "$work/ckpt.log" | cut -c1-230 | head -n 40
+fi
+if want variants; then
+  # shellcheck disable=SC2086  # one word per variant
+  STEPS=40 run_step variants 150 tests/gpu/ddp_variants.sh $VARIANTS
+  grep -E 'exit' "$work/variants.log" | cut -c1-300
+fi
+if want fsdp1; then
+  run_step fsdp1 80 torchrun --standalone --nproc_per_node=1 .gpu-carry/anchors/torch_fsdp_lora_qwen2_7b.py \
+    --layers 28 --seq 4096 --mbs 2 --steps 10
+  grep RESULT "$work/fsdp1.log" || tail -n 5 "$work/fsdp1.log"
+fi
+tests/cluster/down >/dev/null 2>&1 || true
+# The reports of the pipeline come back as files of their own (an example run for docs/).
+tar -xzf "$work/pipeline/pipeline-results.tar.gz" -C "$OUT" report-quick 2>/dev/null
+(cd "$work" && find . -name '*.log' -size -20M -print0 | tar --null -T - -czf "$OUT/multi-gpu.tar.gz")
+ls -la "$OUT" "$OUT"/report-quick 2>/dev/null | awk '{print $5, $9}'
