@@ -150,7 +150,7 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
 
   d.step_timeout_s = c.get_positive("fsdp_lora.step_timeout_s", d.step_timeout_s);
   d.peak_tflops = c.get_non_negative("fsdp_lora.peak_tflops", d.peak_tflops);
-  d.checkpoint = train::load_checkpoint_config(c, "fsdp_lora", d.steps, false);
+  d.checkpoint = train::load_checkpoint_config(c, "fsdp_lora", d.steps, /*allow_include_base=*/true);
   d.debug_fault = f.debug_fault;
   return d;
 }

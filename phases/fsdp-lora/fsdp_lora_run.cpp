@@ -89,6 +89,7 @@ train::CheckpointManifest FsdpLoraPhase::checkpoint_header() const {
              {"seq_len", std::to_string(config_.seq_len)},
              {"grad_accum", std::to_string(config_.grad_accum)},
              {"base", config_.checkpoint_dir.empty() ? "random" : config_.checkpoint_dir},
+             {"base_saved", config_.checkpoint.include_base ? "shards" : "no"},
              {"data", config_.data_file.empty() ? "markov" : config_.data_file}};
   return h;
 }
@@ -288,12 +289,22 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                                             equivalence ? W * accum : accum);
     trainer_ = trainer.get();
     FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
-    // The checkpoint drill (train/checkpoint_drill.h): the LoRA state saved during the main
-    // run, restored and resumed at the end of the phase.
+    // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the
+    // base's shards too) saved during the main run, restored and resumed at the end of the phase.
     std::unique_ptr<train::CheckpointDrill> drill;
-    if (config_.checkpoint.enabled)
+    if (config_.checkpoint.enabled) {
+      std::vector<train::DeviceStateTensor> state = trainer->state();
+      if (config_.checkpoint.include_base) {
+        const gpu::FsdpWeights::Parts base = weights->parts();
+        const std::size_t n = static_cast<std::size_t>(W);
+        state.push_back({"base.layers", base.layers, base.layers_elems * n, train::Dtype::bf16, /*sharded=*/true});
+        state.push_back({"base.embedding", base.embedding, base.vocab_elems * n, train::Dtype::bf16, true});
+        state.push_back({"base.head", base.head, base.vocab_elems * n, train::Dtype::bf16, true});
+        state.push_back({"base.final_norm", base.final_norm, base.final_norm_elems, train::Dtype::bf16, false});
+      }
       drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
-                                                       trainer->state());
+                                                       std::move(state));
+    }
 
     stage_ = "training on all GPUs";
     FsdpTrainSpec all;

@@ -109,7 +109,7 @@ void CheckpointDrill::after_main_step(int step) {
     saved_ = save.complete;
     record_save(save);
   }
-  if (step == last_step()) main_checksum_ = state_checksum(state_, stream_);
+  if (step == last_step()) main_checksum_ = state_checksum(state_, world_.size(), stream_);
 }
 
 void CheckpointDrill::record_save(const CheckpointSave& save) {
@@ -300,7 +300,7 @@ void CheckpointDrill::record_resume(const std::vector<StepRecord>& main_run, con
     differs = fmt::format("{} of {} steps ran after the restore", resumed.size(), config_.resume_steps);
   std::string state;  // "ok:<the state after the last step>:<largest relative difference>" or "fail:<why>"
   if (differs.empty())
-    state = state_checksum(state_, stream_) == main_checksum_ ? "bit-equal"
+    state = state_checksum(state_, world_.size(), stream_) == main_checksum_ ? "bit-equal"
                                                                : "not bit-equal (float atomics in the backward pass)";
   const std::string mine = differs.empty() ? "ok:" + state + fmt::format(":{:.2e}", worst) : "fail:" + differs;
   const std::vector<std::string> all = world_.gather_string(mine, 0);

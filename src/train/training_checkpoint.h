@@ -1,15 +1,19 @@
 // A training run's checkpoint on the shared filesystem, GPU side, for both training phases
-// (ddp: every weight and AdamW's moments; fsdp-lora: the LoRA weights and their moments). The
-// state is fp32 device arrays, identical on every rank (replicas), so each rank writes only
-// its 1/N slice of each (train/checkpoint_files.h: write bandwidth scales with the ranks) and
-// a restore reads only its slice and fills in the rest from the other ranks over NCCL.
+// (ddp: every weight and AdamW's moments; fsdp-lora: the LoRA weights and their moments, and
+// with checkpoint.include_base its frozen base's shards). Most of the state is replicated:
+// device arrays identical on every rank, of which each rank writes only its 1/N slice
+// (train/checkpoint_files.h: write bandwidth scales with the ranks) and a restore reads only
+// its slice and fills in the rest from the other ranks over NCCL. A sharded tensor (FSDP's
+// base) is held 1/N per rank to begin with: each rank writes and reads its own part.
 //
 //   save:    device -> pinned host (this rank's slices) -> its file, fsync; rank 0 writes the
 //            manifest once every rank's file is on disk (train/checkpoint_save.h)
 //   restore: the latest valid checkpoint (a save that did not finish is passed over); this
 //            rank's slices read and verified (XXH3) -> pinned -> device; then one grouped
 //            ncclBroadcast per rank, from that rank's slice, completes every replica
-// The restore may run on another world size: the slices are found by arithmetic.
+// The restore may run on another world size (the slices are found by arithmetic) unless the
+// checkpoint holds sharded tensors, whose shards (padded per world size) it refuses to re-cut.
+// Pinned host memory: this rank's slice of everything (the base's shards included, when saved).
 #pragma once
 
 #include <cstdint>
@@ -27,11 +31,15 @@
 
 namespace gpuaccept::train {
 
-// One tensor of the state: `elements` fp32 values in device memory, the same on every rank.
+// One tensor of the state in device memory, `elements` values of `dtype` in all. Replicated:
+// every rank holds all of them, the same, at `data`. Sharded: this rank holds only its slice
+// (slice_of(elements, world size, rank), which must be the same size on every rank), at `data`.
 struct DeviceStateTensor {
   std::string name;
-  float* data = nullptr;
+  void* data = nullptr;
   std::size_t elements = 0;
+  Dtype dtype = Dtype::f32;
+  bool sharded = false;
 };
 
 struct CheckpointRestore {
@@ -63,14 +71,19 @@ class TrainingCheckpoint {
   World& world_;
   std::filesystem::path root_;
   CheckpointManifest header_;
+  // Where tensor i's slice lives in device memory, and its size in bytes.
+  char* device_slice(std::size_t i) const;
+  std::size_t slice_size(std::size_t i) const;
+
   std::vector<DeviceStateTensor> state_;
-  PinnedBuffer<float> staging_;  // this rank's slice of each tensor, back to back
+  PinnedBuffer<char> staging_;     // this rank's slice of each tensor, back to back
   std::vector<SliceRange> mine_;   // by tensor
-  std::vector<std::size_t> at_;    // by tensor: its slice's place in staging_
+  std::vector<std::size_t> at_;    // by tensor: its slice's byte offset in staging_
 };
 
-// XXH3 of every state tensor's bytes, combined (copied to the host: what a resume check
-// compares between the run that never stopped and the resumed one).
-std::uint64_t state_checksum(const std::vector<DeviceStateTensor>& state, cudaStream_t stream);
+// XXH3 of every state tensor's bytes on this rank (a sharded tensor's: this rank's slice),
+// combined (copied to the host: what a resume check compares between the run that never
+// stopped and the resumed one).
+std::uint64_t state_checksum(const std::vector<DeviceStateTensor>& state, int world_size, cudaStream_t stream);
 
 }  // namespace gpuaccept::train

@@ -11,7 +11,14 @@
 //       which may differ from the one that saved it) and compares it with the values that step
 //       must hold. Prints "restore: step S from DIR: every value as saved" (rank 0) and what was
 //       passed over; exit 1 and the error (naming the file and tensor) when a file is refused.
+//   checkpoint-drill bench DIR BYTES [ROUNDS]
+//       no Slurm, one process: a rank file of BYTES (write_safetensors: the checkpoint's writer,
+//       XXH3 and fsync included) and the drill's dd-style write of the same bytes
+//       (sequential_write), alternately ROUNDS times (default 3) into DIR; one line each, GB/s,
+//       and the median ratio: the checkpoint-vs-dd comparison without a GPU.
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -24,10 +31,13 @@
 #include "common/error.h"
 #include "train/checkpoint_files.h"
 #include "train/checkpoint_save.h"
+#include "train/safetensors_writer.h"
+#include "train/sequential_io.h"
 #include "world/world.h"
 
 using namespace gpuaccept;
 using namespace gpuaccept::train;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -45,8 +55,33 @@ CheckpointManifest header(std::uint64_t elements) {
 
 int usage() {
   std::fprintf(stderr, "usage: checkpoint-drill save ROOT STEP [--elements N] [--die-rank R]\n"
-                       "       checkpoint-drill restore ROOT [--elements N]\n");
+                       "       checkpoint-drill restore ROOT [--elements N]\n"
+                       "       checkpoint-drill bench DIR BYTES [ROUNDS]\n");
   return 2;
+}
+
+// The bench mode: the checkpoint writer against the dd-style write, alternately.
+int bench(const fs::path& dir, std::uint64_t bytes, int rounds) {
+  if (bytes < 4 || rounds < 1) return usage();
+  fs::create_directories(dir);
+  // State-like data (not one repeated block): what a checkpoint writes comes from memory.
+  std::vector<float> data(bytes / 4);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = master_value(7, i);
+  std::vector<double> ratios;
+  for (int r = 1; r <= rounds; ++r) {
+    const WrittenFile w = write_safetensors(dir / "bench.safetensors",
+                                            {{"state", Dtype::f32, {static_cast<std::int64_t>(data.size())}, data.data()}}, {});
+    fs::remove(dir / "bench.safetensors");
+    const double dd_s = sequential_write(dir / "bench.dd", data.size() * 4);
+    fs::remove(dir / "bench.dd");
+    const double ckpt = static_cast<double>(w.bytes) / w.write_s / 1e9, dd = static_cast<double>(data.size() * 4) / dd_s / 1e9;
+    ratios.push_back(100.0 * ckpt / dd);
+    std::printf("round %d: checkpoint writer %.2f GB/s, dd-style %.2f GB/s: %.0f%%\n", r, ckpt, dd, ratios.back());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("median: checkpoint writer at %.0f%% of the dd-style write (%llu bytes, %d rounds)\n",
+              ratios[ratios.size() / 2], static_cast<unsigned long long>(bytes), rounds);
+  return 0;
 }
 
 }  // namespace
@@ -54,6 +89,7 @@ int usage() {
 int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string mode = argv[1], root = argv[2];
+  if (mode == "bench") return argc < 4 ? usage() : bench(root, std::strtoull(argv[3], nullptr, 10), argc > 4 ? std::atoi(argv[4]) : 3);
   int step = 0, die_rank = -1;
   std::uint64_t elements = 3'000'001;  // 12 MB per tensor: slices of unequal size on 4 ranks
   int a = 3;

@@ -3,7 +3,8 @@
 # phases, one rank on GPU 0, and dd side by side on the same filesystem with the same bytes:
 #   1. ddp, GPT-2 124M: the state (fp32 weights and AdamW's moments, 1.49 GB) saved after
 #      step 10, restored at the end, steps 11-12 run again and compared bit for bit;
-#   2. fsdp-lora, Qwen2-7B's shape with 4 layers: the LoRA state, the same way;
+#   2. fsdp-lora, Qwen2-7B's shape with 4 layers: the LoRA state, the same way; then again with
+#      checkpoint.include_base (the base's 3.8 GB of bf16 shards saved and restored too);
 #   3. dd bs=16M conv=fsync of the ddp checkpoint's size into the same directory, and a read
 #      of it with the cache dropped (iflag=direct), for the checkpoint-vs-dd comparison.
 # With CKPT_SHARE=2 (and the local Slurm of tests/gpu): fsdp-lora on 2 ranks sharing GPU 0
@@ -51,15 +52,15 @@ fsdp_lora:
   checkpoint: {step: 4, resume_steps: 2}
 EOF
 
-one_rank() {  # one_rank PHASE CONFIG: one process, no Slurm
-  local phase=$1 config=$2
-  echo "=== $phase, one rank"
+one_rank() {  # one_rank PHASE CONFIG [NAME]: one process, no Slurm; its log and run id take NAME
+  local phase=$1 config=$2 name=${3:-$1}
+  echo "=== $name, one rank"
   ( unset SLURM_PROCID PMIX_NAMESPACE
-    "$BIN/gpuaccept-$phase" --results "$OUT/results" --run-id "ckpt-$phase" --config "$config" ) >"$OUT/$phase.log" 2>&1
+    "$BIN/gpuaccept-$phase" --results "$OUT/results" --run-id "ckpt-$name" --config "$config" ) >"$OUT/$name.log" 2>&1
   local r=$?
-  grep -E 'checkpoint|resume|: all: ' "$OUT/$phase.log" | sed -e 's/^\[[^]]*\] //' | grep -v '^  ' | head -n 30
-  grep -E 'PASS|FAIL' "$OUT/$phase.log" | grep -E 'checkpoint_save +write_bandwidth' | sed -e 's/^\[[^]]*\] //' | head -n 2
-  grep -qE "checkpoint resume PASS" "$OUT/$phase.log" || { echo "$phase: no checkpoint resume PASS (rc $r)"; rc=1; }
+  grep -E 'checkpoint|resume|: all: ' "$OUT/$name.log" | sed -e 's/^\[[^]]*\] //' | grep -v '^  ' | head -n 30
+  grep -E 'PASS|FAIL' "$OUT/$name.log" | grep -E 'checkpoint_save +write_bandwidth' | sed -e 's/^\[[^]]*\] //' | head -n 2
+  grep -qE "checkpoint resume PASS" "$OUT/$name.log" || { echo "$name: no checkpoint resume PASS (rc $r)"; rc=1; }
 }
 one_rank ddp "$OUT/ddp.yaml"
 
@@ -78,6 +79,9 @@ if [[ -n $file ]]; then
 fi
 
 one_rank fsdp-lora "$OUT/fsdp.yaml"
+sed 's/checkpoint: {step: 4, resume_steps: 2}/checkpoint: {step: 4, resume_steps: 2, include_base: true}/' \
+  "$OUT/fsdp.yaml" >"$OUT/fsdp-base.yaml"
+one_rank fsdp-lora "$OUT/fsdp-base.yaml" fsdp-lora-base
 
 if [[ -n ${CKPT_SHARE:-} ]]; then
   echo "=== fsdp-lora, $CKPT_SHARE ranks sharing GPU 0 through the local Slurm"

@@ -56,6 +56,11 @@ FsdpWeights::~FsdpWeights() {
   cudaStreamSynchronize(comm_stream_);
 }
 
+FsdpWeights::Parts FsdpWeights::parts() {
+  return {layers_.get(), layers_.size(), embedding_.get(), head_.get(), embedding_.size(), final_norm_.get(),
+          final_norm_.size()};
+}
+
 std::uint64_t FsdpWeights::device_bytes() const {
   std::uint64_t total = layers_.bytes() + embedding_.bytes() + head_.bytes() + final_norm_.bytes();
   for (const auto& b : layer_buffers_) total += b->mem.bytes();

@@ -72,6 +72,19 @@ class FsdpWeights final : public WeightSource {
   // counted by a later call).
   GatherStats take_stats();
 
+  // This rank's part of the base, writable (a checkpoint restore writes it back): every layer's
+  // shard back to back, its rows of the embedding and of the head (padded to one size on every
+  // rank), and the replicated final norm. Element counts are this rank's.
+  struct Parts {
+    bf16* layers;
+    std::size_t layers_elems;
+    bf16 *embedding, *head;
+    std::size_t vocab_elems;  // each of the two
+    bf16* final_norm;
+    std::size_t final_norm_elems;
+  };
+  Parts parts();
+
   std::uint64_t device_bytes() const;  // shards and gather buffers
   // A checksum of everything this rank holds of the base (every layer shard, its embedding and
   // head rows, the final norm; train/checksum_kernels.h), computed on the GPU; synchronizes

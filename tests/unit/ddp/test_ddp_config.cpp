@@ -55,3 +55,11 @@ TEST_CASE("an unknown ddp key is refused with file, line and the key it likely m
   CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  steps: 0\n", "c.yaml"), DdpFlags{}),
                     Catch::Contains("ddp.steps") && Catch::Contains("positive"));
 }
+
+TEST_CASE("checkpoint.include_base is fsdp-lora's: ddp refuses it as an unknown key") {
+  // ddp's state is all trainable (weights and moments, already saved); only fsdp-lora has a
+  // frozen base whose shards a checkpoint may add.
+  CHECK_THROWS_WITH(
+      load_ddp_config(Config::parse("ddp:\n  checkpoint:\n    include_base: true\n", "c.yaml"), DdpFlags{}),
+      Catch::Contains("c.yaml:3") && Catch::Contains("ddp.checkpoint.include_base"));
+}

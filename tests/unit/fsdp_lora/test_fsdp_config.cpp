@@ -317,3 +317,12 @@ TEST_CASE("unknown keys are refused with file, line and key, and a likely meanin
   CHECK_NOTHROW(from_yaml("ddp:\n  whatever: 1\nfsdp_lora:\n"));
   CHECK_NOTHROW(from_yaml("fsdp_lora:\n  lora:\n"));
 }
+
+TEST_CASE("checkpoint.include_base: off by default, on where asked", "[fsdp][config]") {
+  CHECK_FALSE(load_fsdp_config(Config{}, {}).checkpoint.include_base);
+  const FsdpConfig on = from_yaml("fsdp_lora:\n  steps: 8\n  checkpoint:\n    step: 4\n    include_base: true\n");
+  CHECK(on.checkpoint.include_base);
+  CHECK(on.checkpoint.step == 4);
+  CHECK_THROWS_WITH(from_yaml("fsdp_lora:\n  checkpoint:\n    include_base: maybe\n"),
+                    Catch::Contains("fsdp_lora.checkpoint.include_base"));
+}
