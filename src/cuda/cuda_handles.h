@@ -1,5 +1,7 @@
 // RAII owners for the CUDA handles the phases hold: device memory, pinned host
-// memory, streams and events. Each frees its handle exactly once; none can be copied.
+// memory, streams and events. Each frees its handle exactly once; none can be copied; each
+// can be moved, which leaves the source empty (as nvbench's cuda_stream does), so owners
+// live in vectors and members without a unique_ptr around them.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +22,11 @@ class DeviceBuffer {
   }
   DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(count_, o.count_);
+    if (this != &o) {
+      if (ptr_) cudaFree(ptr_);
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
     return *this;
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -47,8 +52,11 @@ class PinnedBuffer {
   }
   PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(count_, o.count_);
+    if (this != &o) {
+      if (ptr_) cudaFreeHost(ptr_);
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
     return *this;
   }
   PinnedBuffer(const PinnedBuffer&) = delete;
@@ -68,9 +76,19 @@ class PinnedBuffer {
 class CudaStream {
  public:
   CudaStream() { GPUACCEPT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  CudaStream(CudaStream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  CudaStream& operator=(CudaStream&& o) noexcept {
+    if (this != &o) {
+      if (s_) cudaStreamDestroy(s_);
+      s_ = std::exchange(o.s_, nullptr);
+    }
+    return *this;
+  }
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
-  ~CudaStream() { cudaStreamDestroy(s_); }
+  ~CudaStream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
   cudaStream_t get() const { return s_; }
   operator cudaStream_t() const { return s_; }
   void synchronize() const { GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s_)); }
@@ -82,9 +100,19 @@ class CudaStream {
 class CudaEvent {
  public:
   CudaEvent() { GPUACCEPT_CUDA_CHECK(cudaEventCreate(&e_)); }
+  CudaEvent(CudaEvent&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  CudaEvent& operator=(CudaEvent&& o) noexcept {
+    if (this != &o) {
+      if (e_) cudaEventDestroy(e_);
+      e_ = std::exchange(o.e_, nullptr);
+    }
+    return *this;
+  }
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
-  ~CudaEvent() { cudaEventDestroy(e_); }
+  ~CudaEvent() {
+    if (e_) cudaEventDestroy(e_);
+  }
   cudaEvent_t get() const { return e_; }
   operator cudaEvent_t() const { return e_; }
   void record(cudaStream_t s) { GPUACCEPT_CUDA_CHECK(cudaEventRecord(e_, s)); }
