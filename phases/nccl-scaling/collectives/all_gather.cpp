@@ -16,6 +16,13 @@ ncclResult_t launch(const LaunchArgs& a) { return ncclAllGather(a.send, a.recv, 
 
 }  // namespace
 
-const Collective kAllGather{CollId::AllGather, "all_gather", "none", false, true, counts, bus_factor, launch};
+const Collective kAllGather{.id = CollId::AllGather,
+                            .name = "all_gather",
+                            .redop = "none",
+                            .rooted = false,
+                            .has_inplace = true,
+                            .counts = counts,
+                            .bus_factor = bus_factor,
+                            .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

@@ -14,6 +14,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kAllReduce{CollId::AllReduce, "all_reduce", "sum", false, true, counts, bus_factor, launch};
+const Collective kAllReduce{.id = CollId::AllReduce,
+                            .name = "all_reduce",
+                            .redop = "sum",
+                            .rooted = false,
+                            .has_inplace = true,
+                            .counts = counts,
+                            .bus_factor = bus_factor,
+                            .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

@@ -40,6 +40,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kAllToAll{CollId::AllToAll, "alltoall", "none", false, false, counts, bus_factor, launch};
+const Collective kAllToAll{.id = CollId::AllToAll,
+                           .name = "alltoall",
+                           .redop = "none",
+                           .rooted = false,
+                           .has_inplace = false,
+                           .counts = counts,
+                           .bus_factor = bus_factor,
+                           .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

@@ -13,6 +13,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kBroadcast{CollId::Broadcast, "broadcast", "none", true, true, counts, bus_factor, launch};
+const Collective kBroadcast{.id = CollId::Broadcast,
+                            .name = "broadcast",
+                            .redop = "none",
+                            .rooted = true,
+                            .has_inplace = true,
+                            .counts = counts,
+                            .bus_factor = bus_factor,
+                            .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

@@ -13,6 +13,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kReduce{CollId::Reduce, "reduce", "sum", true, true, counts, bus_factor, launch};
+const Collective kReduce{.id = CollId::Reduce,
+                         .name = "reduce",
+                         .redop = "sum",
+                         .rooted = true,
+                         .has_inplace = true,
+                         .counts = counts,
+                         .bus_factor = bus_factor,
+                         .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

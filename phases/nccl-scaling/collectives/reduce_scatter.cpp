@@ -17,6 +17,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kReduceScatter{CollId::ReduceScatter, "reduce_scatter", "sum", false, true, counts, bus_factor, launch};
+const Collective kReduceScatter{.id = CollId::ReduceScatter,
+                                .name = "reduce_scatter",
+                                .redop = "sum",
+                                .rooted = false,
+                                .has_inplace = true,
+                                .counts = counts,
+                                .bus_factor = bus_factor,
+                                .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling

@@ -19,6 +19,13 @@ ncclResult_t launch(const LaunchArgs& a) {
 
 }  // namespace
 
-const Collective kSendRecv{CollId::SendRecv, "sendrecv", "none", false, false, counts, bus_factor, launch};
+const Collective kSendRecv{.id = CollId::SendRecv,
+                           .name = "sendrecv",
+                           .redop = "none",
+                           .rooted = false,
+                           .has_inplace = false,
+                           .counts = counts,
+                           .bus_factor = bus_factor,
+                           .launch = launch};
 
 }  // namespace gpuaccept::nccl_scaling
