@@ -31,7 +31,7 @@ void sort_and_merge(GradBucket& b) {
 std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers, std::size_t bucket_elements) {
   std::vector<GradBucket> buckets;
   GradBucket head;
-  head.ready_after_layer = layers;
+  head.ready_after_layer = head_stage(layers);
   for (Param p : {Param::wte, Param::lnfw, Param::lnfb}) add_range(head, layout[p].offset, layout[p].size);
   sort_and_merge(head);
   buckets.push_back(std::move(head));
@@ -52,6 +52,7 @@ std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers,
     }
   }
   GradBucket last;
+  last.ready_after_layer = kEmbeddingsStage;
   add_range(last, layout[Param::wpe].offset, layout[Param::wpe].size);
   buckets.push_back(std::move(last));
   return buckets;

@@ -16,14 +16,20 @@
 
 namespace gpuaccept::ddp {
 
+// Backward's stages past the layers 0 .. L-1, as GptModel::backward reports them to its
+// layer_done hook: the output head first (wte as the output projection, the final LayerNorm)
+// as stage L, and the embeddings last (wpe, and the token embedding's rows) as this one.
+inline constexpr int kEmbeddingsStage = -1;
+inline constexpr int head_stage(int layers) { return layers; }
+
 struct GradRange {
   std::size_t offset = 0;  // elements into the flat gradient buffer
   std::size_t count = 0;
 };
 
 struct GradBucket {
-  int ready_after_layer = -1;  // all-reduce once backward finished this layer (layers: the output
-                               // head; -1: the embeddings)
+  int ready_after_layer = kEmbeddingsStage;  // all-reduce once backward finished this stage: a
+                                            // layer, head_stage(L) or kEmbeddingsStage
   int layers_from = -1, layers_to = -1;  // the layers it holds, inclusive (-1: none)
   std::vector<GradRange> ranges;  // in buffer order, adjacent slices merged
   std::size_t elements = 0;

@@ -166,7 +166,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       const bool last = m == micro - 1;
       model_.backward(stream_, [&](int layer) {
         if (!last) return;
-        if (layer == -1 && sync_.comm()) {
+        if (layer == kEmbeddingsStage && sync_.comm()) {
           // The rows' count reaches the host with plan()'s work, normally long done; waited
           // for like every wait here, so a peer that never joined the marks' all-reduce
           // ends the step through the runtime instead of hanging it.

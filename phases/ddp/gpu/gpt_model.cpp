@@ -310,7 +310,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
   layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
                      lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
-  layer_done(L);
+  layer_done(head_stage(L));
 
   for (int l = L - 1; l >= 0; --l) {
     const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
@@ -362,7 +362,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
   embedding_rows_.wait(s);
   encoder_backward(embedding_rows_.rows(), embedding_rows_.row_of_token(), g(Param::wpe), dres, tokens_.get(), B, T,
                    C, s);
-  layer_done(-1);
+  layer_done(kEmbeddingsStage);
 }
 
 }  // namespace gpuaccept::ddp::gpu

@@ -19,6 +19,7 @@
 #include "ddp/gpt_config.h"
 #include "ddp/gpu/kernels.h"
 #include "ddp/gpu/embedding_rows.h"
+#include "ddp/grad_buckets.h"
 #include "train/matmul.h"
 #include "ddp/param_layout.h"
 
@@ -84,10 +85,10 @@ class GptModel {
   // embedding's part of wte's gradient, which accumulates into embedding_rows() (planned
   // for this step's tokens before the step's first backward; add it into grads() with
   // embedding_rows().add_into once the step's gradients are reduced). layer_done(l) is
-  // called (on the host, after the work is enqueued on `stream`): layer_done(L) once the
-  // output head's gradients are complete (wte's output-projection part, the final
-  // LayerNorm), then for l = L-1 .. 0 once that layer's are, and layer_done(-1) after the
-  // embeddings (wpe, the rows).
+  // called (on the host, after the work is enqueued on `stream`): layer_done(head_stage(L))
+  // once the output head's gradients are complete (wte's output-projection part, the final
+  // LayerNorm), then for l = L-1 .. 0 once that layer's are, and layer_done(kEmbeddingsStage)
+  // after the embeddings (wpe, the rows); the stages are ../grad_buckets.h's.
   void backward(cudaStream_t stream, const std::function<void(int layer)>& layer_done);
   EmbeddingRows& embedding_rows() { return embedding_rows_; }
   // The SMs the matmuls enqueued from now on may count on (0: all); see Matmul::set_sm_target.

@@ -26,7 +26,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
     // The slices (one per tensor) and, for the last bucket, `extra`.
     std::vector<std::span<float>> parts;
     for (const GradRange& r : b.ranges) parts.emplace_back(grads_ + r.offset, r.count);
-    if (layer == -1 && !extra.empty()) parts.push_back(extra);
+    if (layer == kEmbeddingsStage && !extra.empty()) parts.push_back(extra);
     if (precision_ == ReducePrecision::Fp32) {
       // One group per bucket: its parts go out as a single NCCL launch.
       GPUACCEPT_NCCL_CHECK(ncclGroupStart());

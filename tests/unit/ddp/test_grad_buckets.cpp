@@ -31,11 +31,13 @@ TEST_CASE("one bucket per layer covers every gradient once, head first, last lay
   const ParamLayout layout(cfg);
   const auto buckets = plan_grad_buckets(layout, cfg.layers, 0);
   REQUIRE(buckets.size() == 5);
-  CHECK(buckets[0].ready_after_layer == 3);  // the output head
+  CHECK(buckets[0].ready_after_layer == head_stage(3));  // the output head: stage 3 of 3 layers
+  CHECK(head_stage(3) == 3);
   CHECK(buckets[1].ready_after_layer == 2);
   CHECK(buckets[2].ready_after_layer == 1);
   CHECK(buckets[3].ready_after_layer == 0);
-  CHECK(buckets[4].ready_after_layer == -1);
+  CHECK(buckets[4].ready_after_layer == kEmbeddingsStage);
+  CHECK(kEmbeddingsStage == -1);
   // A layer's slices: one per per-layer tensor (12), none adjacent in the flat buffer.
   CHECK(buckets[1].ranges.size() == 12);
   for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
@@ -55,7 +57,7 @@ TEST_CASE("the head bucket holds wte and the final LayerNorm, the last bucket wp
   CHECK(head.ranges[1].offset == layout[Param::lnfw].offset);
   CHECK(head.ranges[1].count == layout[Param::lnfw].size + layout[Param::lnfb].size);
   const GradBucket& last = buckets.back();
-  CHECK(last.ready_after_layer == -1);
+  CHECK(last.ready_after_layer == kEmbeddingsStage);
   REQUIRE(last.ranges.size() == 1);
   CHECK(last.ranges[0].offset == layout[Param::wpe].offset);
   CHECK(last.elements == layout[Param::wpe].size);
