@@ -162,23 +162,32 @@ herr_t collect_attr(hid_t obj, const char* name, const H5A_info_t*, void* data) 
   return 0;
 }
 
-std::vector<Record> read_records(hid_t file) {
-  H5Id ds = h5_dataset(GPUACCEPT_HDF5_CHECK(H5Dopen2(file, "records", H5P_DEFAULT)));
-  H5Id space = h5_space(GPUACCEPT_HDF5_CHECK(H5Dget_space(ds)));
+// The number of elements of dataset `ds` (named `what` in the error), checked before anything
+// is allocated for them. A damaged dataspace can claim any count (fuzzing found 2^32 records
+// in a 50 kB file, and a document of 2^55 strings: the allocations alone asked for 257 GB and
+// more). Every element takes at least its datatype's size in the file (our datasets are
+// contiguous and uncompressed; a variable-length string, a pointer's size here and a heap
+// reference there), so the file's size bounds the count.
+std::size_t element_count_within_file(hid_t ds, hid_t space, const std::string& what, const char* elements) {
   const hssize_t n = H5Sget_simple_extent_npoints(space);
-  // A damaged dataspace can claim any count (fuzzing found 2^32 records in a 50 kB file; the
-  // allocation alone asked for 257 GB). Every record takes its on-disk size in the file (the
-  // dataset is contiguous and uncompressed), so the file's size bounds the count.
+  H5Id file = h5_file(GPUACCEPT_HDF5_CHECK(H5Iget_file_id(ds)));
   hsize_t file_bytes = 0;
   GPUACCEPT_HDF5_CHECK(H5Fget_filesize(file, &file_bytes));
   const H5Id disk_type = h5_type(GPUACCEPT_HDF5_CHECK(H5Dget_type(ds)));
-  const std::size_t row_bytes = H5Tget_size(disk_type);
-  if (n < 0 || row_bytes == 0 || static_cast<hsize_t>(n) > file_bytes / row_bytes)
-    raise_call_error("HDF5", "records",
-                     fmt::format("the dataset claims {} records of {} bytes, more than the file's {} bytes can hold "
+  const std::size_t element_bytes = H5Tget_size(disk_type);
+  if (n < 0 || element_bytes == 0 || static_cast<hsize_t>(n) > file_bytes / element_bytes)
+    raise_call_error("HDF5", what,
+                     fmt::format("the dataset claims {} {} of {} bytes, more than the file's {} bytes can hold "
                                  "(damaged)",
-                                 n, row_bytes, file_bytes));
-  std::vector<RecordRow> rows(static_cast<std::size_t>(n));
+                                 n, elements, element_bytes, file_bytes));
+  return static_cast<std::size_t>(n);
+}
+
+std::vector<Record> read_records(hid_t file) {
+  H5Id ds = h5_dataset(GPUACCEPT_HDF5_CHECK(H5Dopen2(file, "records", H5P_DEFAULT)));
+  H5Id space = h5_space(GPUACCEPT_HDF5_CHECK(H5Dget_space(ds)));
+  const std::size_t n = element_count_within_file(ds, space, "records", "records");
+  std::vector<RecordRow> rows(n);
   if (n == 0) return {};
   H5Id type = record_type();
   GPUACCEPT_HDF5_CHECK(H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()));
@@ -211,10 +220,10 @@ std::vector<Record> read_records(hid_t file) {
 std::vector<std::string> read_strings(hid_t parent, const char* name) {
   H5Id ds = h5_dataset(GPUACCEPT_HDF5_CHECK(H5Dopen2(parent, name, H5P_DEFAULT)));
   H5Id space = h5_space(GPUACCEPT_HDF5_CHECK(H5Dget_space(ds)));
-  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  const std::size_t n = element_count_within_file(ds, space, fmt::format("documents/{}", name), "strings");
   if (n == 0) return {};
   H5Id type = h5_string_type();
-  std::vector<char*> ptrs(static_cast<std::size_t>(n), nullptr);
+  std::vector<char*> ptrs(n, nullptr);
   GPUACCEPT_HDF5_CHECK(H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()));
   std::vector<std::string> out;
   for (char* p : ptrs) out.emplace_back(p ? p : "");

@@ -143,6 +143,37 @@ TEST_CASE("a records dataset that claims more records than the file holds is ref
   fs::remove_all(dir);
 }
 
+TEST_CASE("a document dataset that claims more strings than the file holds is refused before allocating", "[hdf5]") {
+  // The same for /documents/<name>: a damaged dataspace claimed 2^55 strings in a 22 kB file and
+  // the reader asked for their pointers first (fuzzing, 2026-11-26; the input is in
+  // tests/fuzz/regressions/result_file).
+  const fs::path dir = fresh_dir("claims_doc");
+  const fs::path path = write_result_file(dir / "discover.h5", sample());
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t docs = H5Lexists(f, "documents", H5P_DEFAULT) > 0 ? H5Gopen2(f, "documents", H5P_DEFAULT)
+                                                                    : H5Gcreate2(f, "documents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(docs >= 0);
+    const hsize_t dims[1] = {1000000000}, chunk[1] = {1024};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(plist, 1, chunk);
+    const hid_t ds = H5Dcreate2(docs, "damaged", H5T_NATIVE_INT, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    H5Dclose(ds);
+    H5Pclose(plist);
+    H5Sclose(space);
+    H5Gclose(docs);
+    H5Fclose(f);
+  }
+  REQUIRE(fs::file_size(path) < 100000);
+  CHECK_THROWS_WITH(read_result_file(path), Catch::Contains(path.string()) && Catch::Contains("documents/damaged") &&
+                                                Catch::Contains("claims 1000000000 strings") &&
+                                                Catch::Contains("damaged"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a record whose numbers are out of bounds marks its file as damaged", "[hdf5]") {
   // libhdf5 reads a flipped bit in gpu_index as readily as a good value; the report would
   // then draw a grid with a billion GPU columns.
