@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -152,14 +153,30 @@ std::string read_string_attr(hid_t obj, const char* name) {
   return out.substr(0, out.find('\0'));
 }
 
-struct AttrCollector {
-  std::map<std::string, std::string>* out;
+// H5Aiterate2 and H5Literate call back through libhdf5's C frames, which an exception must
+// never cross: unwinding past them skips the library's own cleanup and leaves it holding a
+// freed file (the process then crashed at exit, in H5_term_library). So each callback catches,
+// keeps the exception here, stops the iteration with -1, and the caller rethrows it after.
+template <typename Out>
+struct IterationState {
+  Out* out;
+  std::exception_ptr error;
 };
 
+template <typename Out>
+void rethrow_iteration_error(const IterationState<Out>& state) {
+  if (state.error) std::rethrow_exception(state.error);
+}
+
 herr_t collect_attr(hid_t obj, const char* name, const H5A_info_t*, void* data) {
-  auto* c = static_cast<AttrCollector*>(data);
-  if (std::strcmp(name, "gpuaccept_format") != 0) (*c->out)[name] = read_string_attr(obj, name);
-  return 0;
+  auto* state = static_cast<IterationState<std::map<std::string, std::string>>*>(data);
+  try {
+    if (std::strcmp(name, "gpuaccept_format") != 0) (*state->out)[name] = read_string_attr(obj, name);
+    return 0;
+  } catch (...) {
+    state->error = std::current_exception();
+    return -1;
+  }
 }
 
 // The number of elements of dataset `ds` (named `what` in the error), checked before anything
@@ -232,9 +249,14 @@ std::vector<std::string> read_strings(hid_t parent, const char* name) {
 }
 
 herr_t collect_document(hid_t group, const char* name, const H5L_info_t*, void* data) {
-  auto* docs = static_cast<std::map<std::string, std::vector<std::string>>*>(data);
-  (*docs)[name] = read_strings(group, name);
-  return 0;
+  auto* state = static_cast<IterationState<std::map<std::string, std::vector<std::string>>>*>(data);
+  try {
+    (*state->out)[name] = read_strings(group, name);
+    return 0;
+  } catch (...) {
+    state->error = std::current_exception();
+    return -1;
+  }
 }
 
 }  // namespace
@@ -289,14 +311,19 @@ ResultFile read_result_file(const fs::path& path) {
     if (version != kResultsFormatVersion)
       throw InputError(fmt::format("results file {}: format version {}, this build reads {}", path.string(), version,
                                    kResultsFormatVersion));
-    AttrCollector c{&out.attributes};
+    IterationState<std::map<std::string, std::string>> attrs{&out.attributes, nullptr};
     hsize_t idx = 0;
-    GPUACCEPT_HDF5_CHECK(H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &c));
+    const herr_t attrs_status = H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &attrs);
+    rethrow_iteration_error(attrs);
+    GPUACCEPT_HDF5_CHECK(attrs_status);
     out.records = read_records(f);
     check_record_bounds(path, out.records);
     if (H5Lexists(f, "documents", H5P_DEFAULT) > 0) {
       H5Id docs = h5_group(GPUACCEPT_HDF5_CHECK(H5Gopen2(f, "documents", H5P_DEFAULT)));
-      GPUACCEPT_HDF5_CHECK(H5Literate(docs, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_document, &out.documents));
+      IterationState<std::map<std::string, std::vector<std::string>>> documents{&out.documents, nullptr};
+      const herr_t documents_status = H5Literate(docs, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_document, &documents);
+      rethrow_iteration_error(documents);
+      GPUACCEPT_HDF5_CHECK(documents_status);
     }
   } catch (const CallError& e) {
     throw InputError(fmt::format("results file {}: unreadable ({}: {})", path.string(), e.call(), e.detail()));
