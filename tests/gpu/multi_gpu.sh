@@ -12,6 +12,8 @@
 #   fsdp      tests/gpu/fsdp_lora_vs_torch.sh N at Qwen2-7B's 28 layers: the base sharded over the
 #             N GPUs, equivalence and scaling on NVLink, beside FSDP2 + PEFT on N GPUs
 #   fsdp_nr   the same without activation recompute on either side
+#   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
+#             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
 #   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
 #   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
@@ -30,7 +32,7 @@ deadline=$((SECONDS + ${DEADLINE:-560}))
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr ckpt variants fsdp1)
+[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl ckpt variants fsdp1)
 VARIANTS=${VARIANTS:-"base bf16::grad_reduce=bf16 sms16::comm_sms=16"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
@@ -77,6 +79,16 @@ if want fsdp_nr; then
   FSDP_LAYERS=28 FSDP_STEPS=10 TORCH_MODES=no-ckpt FSDP_PHASE_ARGS=--no-recompute \
     run_step fsdp_nr 150 tests/gpu/fsdp_lora_vs_torch.sh "$ngpu"
   grep -E "$fsdp_lines" "$work/fsdp_nr.log" | grep -v ' r[1-9][0-9]*/' | cut -c1-230 | head -n 40
+fi
+if want nccl; then
+  if [ -z "${NCCL_TESTS_BIN:-}" ]; then
+    echo "=== nccl: SKIP (nccl-tests not carried: NCCL_TESTS_BUILD=.../build tests/gpu/prepare)"
+  else
+    # shellcheck disable=SC2016  # $ngpu is local_slurm.sh's, in the inner shell
+    run_step nccl 300 bash -c 'source tests/gpu/local_slurm.sh >/dev/null &&
+      NCCL_TESTS_LAUNCH=" " NCCL_TESTS_ARGS="-g $ngpu" tests/gpu/nccl_compare.sh'
+    grep -E '^== |SLOW|compare:|FAIL' "$work/nccl.log" | head -n 60
+  fi
 fi
 if want ckpt; then
   run_step ckpt 110 tests/gpu/checkpoint.sh
