@@ -90,3 +90,19 @@ TEST_CASE("extends refuses a cycle", "[thresholds]") {
   dir.write("b.yaml", "extends: a.yaml\nrules: []\n");
   CHECK_THROWS_WITH(ThresholdSet::load(dir.path / "a.yaml"), Catch::Contains("key 'extends'") && Catch::Contains("extends itself"));
 }
+
+TEST_CASE("extends names its key when the filesystem refuses the name", "[thresholds]") {
+  // Fuzzing (2026-11-26): a 2 kB name made std::filesystem throw "File name too long" from
+  // exists(), an error that named neither the file nor the key.
+  ScratchDir dir;
+  dir.write("long.yaml", "extends: " + std::string(5000, 'g') + ".yaml\nrules: []\n");
+  CHECK_THROWS_WITH(ThresholdSet::load(dir.path / "long.yaml"),
+                    Catch::Contains("long.yaml") && Catch::Contains("key 'extends'") && Catch::Contains("too long"));
+  dir.write("plain.yaml", "rules: []\n");
+  dir.write("through_a_file.yaml", "extends: plain.yaml/generic.yaml\nrules: []\n");
+  CHECK_THROWS_WITH(ThresholdSet::load(dir.path / "through_a_file.yaml"),
+                    Catch::Contains("key 'extends'") && Catch::Contains("does not exist"));
+  dir.write("directory.yaml", "extends: .\nrules: []\n");
+  CHECK_THROWS_WITH(ThresholdSet::load(dir.path / "directory.yaml"),
+                    Catch::Contains("key 'extends'") && Catch::Contains("is not a file"));
+}
