@@ -111,6 +111,24 @@ TEST_CASE("missing, truncated and foreign files give errors naming the file", "[
   CHECK_THROWS_WITH(read_result_file(text), Catch::Contains(text.string()) && Catch::Contains("not an HDF5 file"));
 }
 
+namespace {
+
+// A dataset of parent that claims a billion ints in chunks never written: a damaged dataspace's
+// count in a file of a few kB.
+void create_unwritten_billion(hid_t parent, const char* name) {
+  const hsize_t dims[1] = {1000000000}, chunk[1] = {1024};
+  const hid_t space = H5Screate_simple(1, dims, nullptr);
+  const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(plist, 1, chunk);
+  const hid_t ds = H5Dcreate2(parent, name, H5T_NATIVE_INT, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+  REQUIRE(ds >= 0);
+  H5Dclose(ds);
+  H5Pclose(plist);
+  H5Sclose(space);
+}
+
+}  // namespace
+
 TEST_CASE("a records dataset that claims more records than the file holds is refused before allocating", "[hdf5]") {
   // A billion records in a file of a few kB (chunks never written): a damaged dataspace of this
   // kind made the reader ask for 257 GB (fuzzing, 2026-11-25). The file's size bounds the count.
@@ -123,15 +141,7 @@ TEST_CASE("a records dataset that claims more records than the file holds is ref
     const hid_t attr = H5Acreate2(f, "gpuaccept_format", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT);
     const int version = kResultsFormatVersion;
     H5Awrite(attr, H5T_NATIVE_INT, &version);
-    const hsize_t dims[1] = {1000000000}, chunk[1] = {1024};
-    const hid_t space = H5Screate_simple(1, dims, nullptr);
-    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(plist, 1, chunk);
-    const hid_t ds = H5Dcreate2(f, "records", H5T_NATIVE_INT, space, H5P_DEFAULT, plist, H5P_DEFAULT);
-    REQUIRE(ds >= 0);
-    H5Dclose(ds);
-    H5Pclose(plist);
-    H5Sclose(space);
+    create_unwritten_billion(f, "records");
     H5Aclose(attr);
     H5Sclose(scalar);
     H5Fclose(f);
@@ -155,15 +165,7 @@ TEST_CASE("a document dataset that claims more strings than the file holds is re
     const hid_t docs = H5Lexists(f, "documents", H5P_DEFAULT) > 0 ? H5Gopen2(f, "documents", H5P_DEFAULT)
                                                                     : H5Gcreate2(f, "documents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     REQUIRE(docs >= 0);
-    const hsize_t dims[1] = {1000000000}, chunk[1] = {1024};
-    const hid_t space = H5Screate_simple(1, dims, nullptr);
-    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(plist, 1, chunk);
-    const hid_t ds = H5Dcreate2(docs, "damaged", H5T_NATIVE_INT, space, H5P_DEFAULT, plist, H5P_DEFAULT);
-    REQUIRE(ds >= 0);
-    H5Dclose(ds);
-    H5Pclose(plist);
-    H5Sclose(space);
+    create_unwritten_billion(docs, "damaged");
     H5Gclose(docs);
     H5Fclose(f);
   }
