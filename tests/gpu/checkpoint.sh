@@ -9,6 +9,8 @@
 #      of it with the cache dropped (iflag=direct), for the checkpoint-vs-dd comparison.
 # With CKPT_SHARE=2 (and the local Slurm of tests/gpu): fsdp-lora on 2 ranks sharing GPU 0
 # (tests/gpu/own_host_per_rank.sh): each rank writes its half, the restore's NCCL broadcasts.
+# With CKPT_RANKS=N (several GPUs): fsdp-lora with checkpoint.include_base on N GPUs, one rank
+# per GPU bound by the local Slurm's GRES: each rank saves and restores its own base shards.
 #
 #   OUT=$PWD/gpu-out/ckpt tests/gpu/checkpoint.sh            (OUT must not be under /tmp with CKPT_SHARE)
 # Exit code: 0 when every phase passed its checkpoint records.
@@ -92,6 +94,18 @@ if [[ -n ${CKPT_SHARE:-} ]]; then
   grep -E 'checkpoint|resume' "$OUT/fsdp-shared.log" | grep -v ' r[1-9]/' | sed -e 's/^\[[^]]*\] //' | head -n 20
   grep -qE "checkpoint resume PASS" "$OUT/fsdp-shared.log" || { echo "fsdp-lora shared: no checkpoint resume PASS"; rc=1; }
   ls -la "$OUT"/results/ckpt-fsdp-shared/checkpoints/fsdp-lora/step-*/ 2>/dev/null
+fi
+if [[ -n ${CKPT_RANKS:-} ]]; then
+  echo "=== fsdp-lora with include_base, $CKPT_RANKS ranks, one per GPU, through the local Slurm"
+  [[ -n ${ngpu:-} ]] || source tests/gpu/local_slurm.sh >"$OUT/slurm.log" 2>&1 || { echo "local Slurm did not start"; exit 1; }
+  # Slurm gives each task its GPU; GPU 0 alone (above) is for the one-rank runs.
+  ( unset CUDA_VISIBLE_DEVICES
+    timeout --kill-after=10 600 srun -N1 -n "$CKPT_RANKS" --mpi=pmix --kill-on-bad-exit=0 "${bind[@]}" \
+      "$BIN/gpuaccept-fsdp-lora" --results "$OUT/results" --run-id ckpt-fsdp-ranks --config "$OUT/fsdp-base.yaml" ) \
+    >"$OUT/fsdp-ranks.log" 2>&1
+  grep -E 'checkpoint|resume' "$OUT/fsdp-ranks.log" | grep -v ' r[1-9][0-9]*/' | sed -e 's/^\[[^]]*\] //' | head -n 20
+  grep -qE "checkpoint resume PASS" "$OUT/fsdp-ranks.log" || { echo "fsdp-lora $CKPT_RANKS ranks: no checkpoint resume PASS"; rc=1; }
+  ls -la "$OUT"/results/ckpt-fsdp-ranks/checkpoints/fsdp-lora/step-*/ 2>/dev/null
 fi
 cat "$ckpt_dir"/step-*/manifest.json 2>/dev/null | head -c 600; echo
 exit "$rc"
