@@ -14,7 +14,8 @@
 #   fsdp_nr   the same without activation recompute on either side
 #   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
 #             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
-#   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem
+#   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem, then
+#             fsdp-lora's with include_base on all GPUs (CKPT_RANKS)
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
 #   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
 #   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
@@ -33,7 +34,7 @@ source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl ckpt variants fsdp1)
-VARIANTS=${VARIANTS:-"base bf16::grad_reduce=bf16 sms16::comm_sms=16"}
+VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
 nvidia-smi --query-gpu=index,name,memory.total,power.limit --format=csv,noheader
@@ -91,12 +92,14 @@ if want nccl; then
   fi
 fi
 if want ckpt; then
-  run_step ckpt 110 tests/gpu/checkpoint.sh
+  CKPT_RANKS=${CKPT_RANKS:-$ngpu} run_step ckpt 200 tests/gpu/checkpoint.sh
   grep -v '^  ' "$work/ckpt.log" | cut -c1-230 | head -n 40
 fi
 if want variants; then
   # shellcheck disable=SC2086  # one word per variant
-  STEPS=40 run_step variants 150 tests/gpu/ddp_variants.sh $VARIANTS
+  # shellcheck disable=SC2086
+  nvariants=$(wc -w <<<$VARIANTS)
+  STEPS=40 run_step variants $((30 * nvariants + 30)) tests/gpu/ddp_variants.sh $VARIANTS
   grep -E 'exit' "$work/variants.log" | cut -c1-300
 fi
 if want fsdp1; then
