@@ -124,8 +124,9 @@ void CheckpointDrill::record_save(const CheckpointSave& save) {
     // (slices differ by a remainder); the bytes go in the message.
     Record r = per_rank(world_, test, "write_bandwidth", w.error.empty() ? gbps(w.bytes, s) : 0.0, w.rank,
                         {{"step", std::to_string(config_.step)}});
-    r.message = w.error.empty() ? fmt::format("{} bytes in {:.3f} s (device to host {:.3f} s, file {:.3f} s)", w.bytes,
-                                              s, w.stage_s, w.write_s)
+    r.message = w.error.empty() ? fmt::format("{} bytes in {:.3f} s (device to host {:.3f} s, file {:.3f} s: "
+                                              "{:.3f} s into the page cache, {:.3f} s fsync)",
+                                              w.bytes, s, w.stage_s, w.write_s, w.write_s - w.fsync_s, w.fsync_s)
                                 : w.error;
     if (!w.error.empty()) r.status = Status::Fail;
     results_.add(r);

@@ -25,7 +25,7 @@ SliceRange slice_of(std::uint64_t total, int world_size, int rank) {
 std::string rank_file_name(int rank) { return fmt::format("rank-{:05d}.safetensors", rank); }
 
 RankFile write_rank_file(const fs::path& dir, int step, int rank, int world_size, const std::string& host,
-                         const std::vector<HostSlice>& slices, double* write_s) {
+                         const std::vector<HostSlice>& slices, double* write_s, double* fsync_s) {
   std::vector<TensorToWrite> tensors;
   for (const HostSlice& s : slices)
     tensors.push_back({s.tensor.name, s.tensor.dtype, {static_cast<std::int64_t>(s.range.count)}, s.data});
@@ -41,6 +41,7 @@ RankFile write_rank_file(const fs::path& dir, int step, int rank, int world_size
   for (std::size_t i = 0; i < slices.size(); ++i)
     out.slices.push_back({slices[i].tensor.name, slices[i].range.first, slices[i].range.count, written.tensors[i].xxh3});
   if (write_s) *write_s = written.write_s;
+  if (fsync_s) *fsync_s = written.fsync_s;
   return out;
 }
 

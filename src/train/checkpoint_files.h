@@ -36,9 +36,10 @@ std::string rank_file_name(int rank);
 
 // Writes this rank's file into `dir` (which must exist) and returns its manifest entry, the
 // checksums taken while writing. Throws CallError naming the file (a full filesystem: "No
-// space left on device"); no partial file is left.
+// space left on device"); no partial file is left. *write_s: open to fsync done; *fsync_s: the
+// fsync's part of it.
 RankFile write_rank_file(const std::filesystem::path& dir, int step, int rank, int world_size, const std::string& host,
-                         const std::vector<HostSlice>& slices, double* write_s = nullptr);
+                         const std::vector<HostSlice>& slices, double* write_s = nullptr, double* fsync_s = nullptr);
 
 // Elements `want` of state tensor `name` into dst, from the checkpoint's files. Every file
 // slice it touches is read whole and verified: the file's size against the manifest's (a

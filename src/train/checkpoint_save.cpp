@@ -23,7 +23,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 // A rank's report to rank 0: its figures, and its manifest entry when the file was written.
 std::string encode(const RankWrite& w, const RankFile* file) {
-  json j{{"bytes", w.bytes}, {"stage_s", w.stage_s}, {"write_s", w.write_s}, {"error", w.error}};
+  json j{{"bytes", w.bytes}, {"stage_s", w.stage_s}, {"write_s", w.write_s}, {"fsync_s", w.fsync_s}, {"error", w.error}};
   if (file) {
     CheckpointManifest one;  // the entry in the manifest's own words
     one.files.push_back(*file);
@@ -59,7 +59,8 @@ CheckpointSave save_checkpoint(World& world, const fs::path& root, CheckpointMan
       const auto t = std::chrono::steady_clock::now();
       if (stage) stage();
       out.mine.stage_s = seconds_since(t);
-      entry = write_rank_file(out.dir, step, world.rank(), world.size(), world.hostname(), slices, &out.mine.write_s);
+      entry = write_rank_file(out.dir, step, world.rank(), world.size(), world.hostname(), slices, &out.mine.write_s,
+                              &out.mine.fsync_s);
       out.mine.bytes = entry.bytes;
       written = true;
     } catch (const std::exception& e) {
@@ -86,6 +87,7 @@ CheckpointSave save_checkpoint(World& world, const fs::path& root, CheckpointMan
       w.bytes = j.at("bytes").get<std::uint64_t>();
       w.stage_s = j.at("stage_s").get<double>();
       w.write_s = j.at("write_s").get<double>();
+      w.fsync_s = j.at("fsync_s").get<double>();
       w.error = j.at("error").get<std::string>();
       if (!w.error.empty()) failed.push_back(fmt::format("rank {} ({}): {}", r, w.host, w.error));
       if (j.contains("file")) {

@@ -14,14 +14,18 @@
 
 #include "common/error.h"
 #include "results/unique_fd.h"
+#include "train/hash_ahead.h"
 
 namespace gpuaccept::train {
 
 namespace {
 
-// One write() call at most this much: Linux moves at most ~2 GiB per call anyway, and the
-// hash of the chunk just written stays in cache for the next.
-constexpr std::size_t kWriteChunk = 64ull << 20;
+// One write() call at most this much: a few MiB, so that the chunk the hasher has just read
+// (train/hash_ahead.h, kHashLead ahead) is still in the shared cache when write() copies it.
+constexpr std::size_t kWriteChunk = 4ull << 20;
+constexpr std::uint64_t kHashLead = 8ull << 20;
+// Smaller tensors are hashed on the writer's thread: a thread costs more than their hash.
+constexpr std::uint64_t kHashAheadFrom = 16ull << 20;
 
 std::uint64_t element_count(const std::vector<std::int64_t>& shape) {
   std::uint64_t n = 1;
@@ -86,18 +90,22 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const std::vect
   WrittenFile out;
   for (const TensorToWrite& t : tensors) {
     const std::uint64_t bytes = element_count(t.shape) * dtype_size(t.dtype);
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_64bits_reset(state);
     const char* p = static_cast<const char*>(t.data);
+    if (bytes < kHashAheadFrom) {
+      write_all(p, static_cast<std::size_t>(bytes));
+      out.tensors.push_back({t.name, bytes, xxh3_of(p, static_cast<std::size_t>(bytes))});
+      continue;
+    }
+    HashAhead hash(p, bytes, kHashLead);
     for (std::uint64_t done = 0; done < bytes;) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, kWriteChunk));
-      XXH3_64bits_update(state, p + done, chunk);
       write_all(p + done, chunk);
       done += chunk;
+      hash.written(done);
     }
-    out.tensors.push_back({t.name, bytes, XXH3_64bits_digest(state)});
-    XXH3_freeState(state);
+    out.tensors.push_back({t.name, bytes, hash.digest()});
   }
+  const auto fsync_started = std::chrono::steady_clock::now();
   if (::fsync(fd.get()) != 0) {
     const int err = errno;
     std::error_code ec;
@@ -107,7 +115,9 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const std::vect
   // Written and on disk: the cached pages are clean now, so this drops them.
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
   out.bytes = total;
-  out.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto done = std::chrono::steady_clock::now();
+  out.write_s = std::chrono::duration<double>(done - started).count();
+  out.fsync_s = std::chrono::duration<double>(done - fsync_started).count();
   return out;
 }
 

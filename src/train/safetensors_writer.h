@@ -4,8 +4,9 @@
 //
 // Layout: the header is padded with spaces (the format allows it) so that the data section
 // starts at a multiple of 4096 bytes; tensors follow one another in the order given, with no
-// gaps. Each tensor's bytes are hashed (XXH3-64, Debian's libxxhash) as they are written, so a
-// checksum costs no second pass over the data.
+// gaps. Each tensor's bytes are hashed (XXH3-64, Debian's libxxhash) as they are written, a
+// large one on a thread of its own just ahead of the writes (train/hash_ahead.h), so a checksum
+// costs neither a second pass over memory nor the writer's time.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,7 @@ struct WrittenFile {
   std::uint64_t bytes = 0;  // the whole file
   std::vector<WrittenTensor> tensors;
   double write_s = 0;  // open to fsync done
+  double fsync_s = 0;  // of write_s, the fsync: the rest is copying into the page cache (and hashing)
 };
 
 // Data section's alignment in the file: whole pages, so the data's writes are page-aligned.

@@ -37,7 +37,7 @@ std::vector<std::uint64_t> pattern() {
 
 }  // namespace
 
-double sequential_write(const std::filesystem::path& path, std::uint64_t bytes) {
+double sequential_write(const std::filesystem::path& path, std::uint64_t bytes, double* fsync_s) {
   const std::vector<std::uint64_t> block = pattern();
   const auto t0 = std::chrono::steady_clock::now();
   {
@@ -50,8 +50,10 @@ double sequential_write(const std::filesystem::path& path, std::uint64_t bytes) 
       if (w <= 0) fail(path, "write", w < 0 ? errno : ENOSPC);
       done += static_cast<std::uint64_t>(w);
     }
+    const auto fsync_started = std::chrono::steady_clock::now();
     if (::fsync(fd.get()) != 0) fail(path, "fsync", errno);
     (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+    if (fsync_s) *fsync_s = seconds_since(fsync_started);
   }
   return seconds_since(t0);
 }

@@ -16,9 +16,9 @@ struct SequentialIo {
 };
 
 // Writes `bytes` to `path` in 16 MiB blocks (a pattern, not zeros: no filesystem may skip it),
-// fsyncs and drops the cached pages; returns the seconds. Throws CallError naming the file (a
-// full filesystem: what the system said), leaving no file.
-double sequential_write(const std::filesystem::path& path, std::uint64_t bytes);
+// fsyncs and drops the cached pages; returns the seconds (and in *fsync_s those of the fsync).
+// Throws CallError naming the file (a full filesystem: what the system said), leaving no file.
+double sequential_write(const std::filesystem::path& path, std::uint64_t bytes, double* fsync_s = nullptr);
 // Reads back what sequential_write wrote (verifying the pattern) and removes the file;
 // returns the seconds.
 double sequential_read(const std::filesystem::path& path, std::uint64_t bytes);

@@ -5,6 +5,9 @@
 // filesystem is a clear error that leaves nothing behind.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -116,6 +119,49 @@ TEST_CASE("a safetensors file written here reads back through the reader, data a
   REQUIRE(w.tensors.size() == 2);
   CHECK(w.tensors[0].xxh3 == XXH3_64bits(a.data(), 12));
   CHECK(w.tensors[1].xxh3 == XXH3_64bits(b.data(), 4));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a tensor of many write chunks, hashed on its own thread ahead of the writes, reads back and matches its hash") {
+  const fs::path dir = testing::fresh_dir("st-writer-large");
+  std::vector<float> big((5u << 20) + 7);  // 20 MiB + 28 bytes: hashed ahead, a short last chunk
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 9973) * 0.5f;
+  const std::vector<float> small{4.0f};
+  const WrittenFile w = write_safetensors(
+      dir / "big.safetensors",
+      {{"small", Dtype::f32, {1}, small.data()}, {"big", Dtype::f32, {static_cast<std::int64_t>(big.size())}, big.data()}}, {});
+  REQUIRE(w.tensors.size() == 2);
+  CHECK(w.tensors[1].xxh3 == XXH3_64bits(big.data(), big.size() * 4));
+  CHECK(w.fsync_s >= 0);
+  CHECK(w.fsync_s <= w.write_s);
+  const SafetensorsFile f(dir / "big.safetensors");
+  std::vector<float> back(big.size());
+  f.read_elements("big", 0, big.size(), back.data());
+  CHECK(back == big);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a write that fails inside a large tensor stops its hasher and leaves no file") {
+  // The file size limit (EFBIG past 8 MiB, SIGXFSZ ignored) fails the write mid-tensor, after
+  // the hasher started: the error must come out, not a hang or a crash.
+  const fs::path dir = testing::fresh_dir("st-writer-efbig");
+  const std::vector<float> big(6u << 20, 1.0f);  // 24 MiB
+  struct rlimit old {};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 8u << 20;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string what;
+  try {
+    write_safetensors(dir / "big.safetensors", {{"big", Dtype::f32, {static_cast<std::int64_t>(big.size())}, big.data()}}, {});
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK_THAT(what, Catch::Contains("big.safetensors") && Catch::Contains("File too large"));
+  CHECK_FALSE(fs::exists(dir / "big.safetensors"));
   fs::remove_all(dir);
 }
 
