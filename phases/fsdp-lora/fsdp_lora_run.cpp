@@ -1,8 +1,10 @@
 #include "fsdp-lora/fsdp_lora_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
+#include "fsdp-lora/base_checkpoint.h"
 #include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_gradient_check.h"
 #include "fsdp-lora/fsdp_summary.h"
@@ -45,8 +48,6 @@ void refuse_unimplemented(const FsdpConfig& c) {
     throw InputError("fsdp_lora.offload: cpu (base shards in pinned host memory) is not implemented yet; use none");
   if (c.grad_reduce != "all_reduce")
     throw InputError("fsdp_lora.grad_reduce: reduce_scatter is not implemented yet; use all_reduce");
-  if (!c.checkpoint_dir.empty())
-    throw InputError("fsdp_lora.checkpoint_dir: loading a real checkpoint is not implemented yet (random base only)");
 }
 
 class FsdpLoraPhase {
@@ -65,6 +66,12 @@ class FsdpLoraPhase {
   std::string stage_ = "setup";
   const FsdpTrainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 
+  // fsdp_lora.checkpoint_dir's checkpoint, opened and checked before any GPU work; empty: the
+  // random base.
+  std::optional<train::SafetensorsCheckpoint> base_checkpoint_;
+
+  void open_base_checkpoint();
+  void fill_base(gpu::FsdpWeights& weights, cudaStream_t stream, const std::string& what);
   void skip_all(const std::string& why);
   train::CheckpointManifest checkpoint_header() const;
   void summarize();
@@ -92,6 +99,32 @@ train::CheckpointManifest FsdpLoraPhase::checkpoint_header() const {
              {"base_saved", config_.checkpoint.include_base ? "shards" : "no"},
              {"data", config_.data_file.empty() ? "markov" : config_.data_file}};
   return h;
+}
+
+void FsdpLoraPhase::open_base_checkpoint() {
+  if (config_.checkpoint_dir.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  base_checkpoint_.emplace(config_.checkpoint_dir);  // InputError naming the file: the run ends here
+  check_base_checkpoint(*base_checkpoint_, config_.model_config());
+  log_rank0("fsdp-lora: base from {} ({} files, every tensor of {} with {} layers there, {:.1f} s)",
+            config_.checkpoint_dir, base_checkpoint_->files().size(), config_.model, config_.model_config().layers,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// The frozen base into `weights`: from the checkpoint (each rank reading its own pieces, a
+// progress line a region from rank 0) or the seed's random weights.
+void FsdpLoraPhase::fill_base(gpu::FsdpWeights& weights, cudaStream_t stream, const std::string& what) {
+  if (!base_checkpoint_) {
+    weights.init_random(config_.seed, stream);
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const double gib = static_cast<double>(weights.plan().rank_base_bytes()) / kGiB;
+  weights.init_from_checkpoint(*base_checkpoint_, stream, [&](int done, int total) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log_rank0("fsdp-lora: {}: base read from the checkpoint, region {}/{} ({:.2f} GiB a rank): {:.1f}s elapsed, ~{:.1f}s left",
+              what, done, total, gib, s, s / done * (total - done));
+  });
 }
 
 void FsdpLoraPhase::skip_all(const std::string& why) {
@@ -125,6 +158,7 @@ void FsdpLoraPhase::run() {
 
 void FsdpLoraPhase::run_checks() {
   refuse_unimplemented(config_);
+  open_base_checkpoint();
   device_ = choose_rank_device(world_);
   // Every rank takes part, with a GPU or not, so that all decide the same.
   const std::vector<RankInfo> ranks = train::exchange_rank_devices(world_, device_);
@@ -265,7 +299,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     const ShardPlan shards = make_shard_plan(model_config, W);
     CudaStream init_stream;
     weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers);
-    weights->init_random(config_.seed, init_stream);
+    fill_base(*weights, init_stream, "all GPUs");
     model = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
                                                  gpu::ModelOptions{.logits_chunk = static_cast<int>(kLogitsChunkTokens),
                                                                    .recompute = config_.recompute});
@@ -383,7 +417,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                                      scaling ? "the equivalence and single_gpu runs" : "the equivalence run"));
       if (no_room.empty() && needed) {
         whole = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers);
-        whole->init_random(config_.seed, init_stream);
+        fill_base(*whole, init_stream, "the whole base on one GPU");
         init_stream.synchronize();
       }
     }
@@ -471,7 +505,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
               rt->split(rt->world_comm(), world_.node_index(), rank, {"ncclCommSplit by node", all_ranks(W), -1});
           node_weights =
               std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm->get(), config_.prefetch_layers);
-          node_weights->init_random(config_.seed, init_stream);
+          fill_base(*node_weights, init_stream, "node");
           init_stream.synchronize();
           FsdpTrainSpec node;
           node.label = "node";

@@ -14,6 +14,8 @@
 #   fsdp_nr   the same without activation recompute on either side
 #   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
 #             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
+#   ckdir     tests/gpu/fsdp_checkpoint_dir.sh on all GPUs: fsdp-lora's base read from a Hugging
+#             Face checkpoint directory (its own random base written as one) trains as the seed's
 #   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem, then
 #             fsdp-lora's with include_base on all GPUs (CKPT_RANKS)
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
@@ -33,7 +35,7 @@ deadline=$((SECONDS + ${DEADLINE:-560}))
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl ckpt variants fsdp1)
+[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl ckdir ckpt variants fsdp1)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
@@ -90,6 +92,10 @@ if want nccl; then
       NCCL_TESTS_LAUNCH=" " NCCL_TESTS_ARGS="-g $ngpu" tests/gpu/nccl_compare.sh'
     grep -E '^== |SLOW|compare:|FAIL' "$work/nccl.log" | head -n 60
   fi
+fi
+if want ckdir; then
+  FSDP_SLURM=$ngpu run_step ckdir 240 tests/gpu/fsdp_checkpoint_dir.sh
+  grep -vE '^\[|^ ' "$work/ckdir.log" | cut -c1-230 | head -n 40
 fi
 if want ckpt; then
   CKPT_RANKS=${CKPT_RANKS:-$ngpu} run_step ckpt 200 tests/gpu/checkpoint.sh

@@ -1,5 +1,6 @@
 #include "fsdp-lora/gpu/fsdp_weights.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -7,6 +8,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
+#include "fsdp-lora/base_checkpoint.h"
 #include "fsdp-lora/base_init.h"
 #include "train/checksum_kernels.h"
 
@@ -95,6 +97,35 @@ void FsdpWeights::init_random(std::uint64_t seed, cudaStream_t s) {
   for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kHeadTensor)) init_base_piece(head_.get(), p, seed, s);
   init_base_piece(final_norm_.get(), {kFinalNormTensor, 0, static_cast<std::uint64_t>(plan_.model.hidden), 0, 0.0f}, seed,
                   s);
+}
+
+void FsdpWeights::init_from_checkpoint(const train::SafetensorsCheckpoint& checkpoint, cudaStream_t s,
+                                       const std::function<void(int, int)>& progress) {
+  NvtxRange range("fsdp init_from_checkpoint");
+  struct Region {
+    ShardRegion region;
+    int layer;
+    bf16* dst;
+  };
+  std::vector<Region> regions;
+  for (int l = 0; l < plan_.model.layers; ++l)
+    regions.push_back({ShardRegion::layers, l, layers_.get() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems)});
+  regions.push_back({ShardRegion::embedding, 0, embedding_.get()});
+  regions.push_back({ShardRegion::head, 0, head_.get()});
+  regions.push_back({ShardRegion::final_norm, 0, final_norm_.get()});
+  std::uint64_t largest = 0;
+  for (const Region& r : regions) largest = std::max(largest, region_elems(plan_, r.region));
+  // One region at a time through one pinned buffer: host memory stays at the largest region
+  // (the embedding's rows), not the rank's whole base.
+  PinnedBuffer<std::uint16_t> staging(sz(largest));
+  int done = 0;
+  for (const Region& r : regions) {
+    const std::uint64_t n = region_elems(plan_, r.region);
+    read_base_region(checkpoint, plan_, rank_, r.region, r.layer, staging.get());
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(r.dst, staging.get(), sz(n) * sizeof(bf16), cudaMemcpyHostToDevice, s));
+    GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s));  // before the buffer takes the next region
+    if (progress) progress(++done, static_cast<int>(regions.size()));
+  }
 }
 
 const bf16* FsdpWeights::shard_of(const Use& use) const {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "cuda/cuda_handles.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/shard_plan.h"
+#include "train/safetensors_reader.h"
 
 namespace gpuaccept::fsdp::gpu {
 
@@ -52,6 +54,12 @@ class FsdpWeights final : public WeightSource {
 
   // Random base (base_init.h): this rank's part of every tensor, the same bits for any N.
   void init_random(std::uint64_t seed, cudaStream_t stream);
+  // The base from a Hugging Face checkpoint (base_checkpoint.h, checked by the caller): this
+  // rank's pieces read region by region into one pinned buffer and copied up as they are laid
+  // out on the GPU. Synchronizes `stream`; `progress` (may be empty) after each region, with
+  // the regions done and their number.
+  void init_from_checkpoint(const train::SafetensorsCheckpoint& checkpoint, cudaStream_t stream,
+                            const std::function<void(int done, int total)>& progress = {});
 
   const bf16* final_norm() const { return final_norm_.get(); }  // (C), replicated
   const ShardPlan& plan() const { return plan_; }
