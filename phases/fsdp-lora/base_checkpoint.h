@@ -34,7 +34,7 @@ void read_base_region(const train::SafetensorsCheckpoint& checkpoint, const Shar
 // Writes the random base of base_init.h (seed) as a Hugging Face checkpoint: `files` shards and
 // model.safetensors.index.json (one file: model.safetensors alone). Its tensors hold the very
 // bits the GPU's random init gives, so a run from it must train exactly as a run from the seed
-// (tests/gpu/fsdp_checkpoint_dir.sh); the unit tests read it back piece by piece.
+// (tests/gpu/fsdp_base_paths.sh); the unit tests read it back piece by piece.
 void write_random_base_checkpoint(const std::filesystem::path& dir, const QwenConfig& model, std::uint64_t seed,
                                   int files);
 

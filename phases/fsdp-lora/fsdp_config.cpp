@@ -19,7 +19,7 @@ void refuse_unknown_keys(const Config& c) {
                          "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
                          "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
                          "grad_clip",      "recompute",       "offload",         "memory_headroom_gib", "grad_reduce",
-                         "bucket_mib",     "prefetch_layers", "seed",            "data_vocab",        "data_successors",
+                         "bucket_mib",     "prefetch_layers", "matmul_autotune", "seed",            "data_vocab",        "data_successors",
                          "data_file",      "checkpoint_dir",  "checkpoint",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
                          "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops"});
   c.refuse_unknown_keys("fsdp_lora.lora", {"rank", "alpha", "dropout", "targets"});
@@ -140,6 +140,7 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
   d.data_successors = c.get_positive("fsdp_lora.data_successors", d.data_successors);
   d.data_file = c.get("fsdp_lora.data_file", d.data_file);
   d.checkpoint_dir = c.get("fsdp_lora.checkpoint_dir", d.checkpoint_dir);
+  d.matmul_autotune = c.get("fsdp_lora.matmul_autotune", d.matmul_autotune);
 
   d.gradient_check = c.get("fsdp_lora.gradient_check", d.gradient_check);
   d.grad_tolerance = c.get_positive("fsdp_lora.grad_tolerance", d.grad_tolerance);

@@ -54,6 +54,9 @@ struct FsdpConfig {
                                            // 1/N, then the updated adapters are all-gathered)
   double bucket_mib = 25;           // fsdp_lora.bucket_mib: fp32 LoRA gradients per collective (MiB)
   int prefetch_layers = 1;          // fsdp_lora.prefetch_layers: layers gathered ahead of the one computing
+  bool matmul_autotune = true;      // fsdp_lora.matmul_autotune: time cuBLASLt's candidates per shape in
+                                    // step 1; false: its heuristic's first (the same choice in every run,
+                                    // so two runs of the same base give the same bits)
   // Data: a Markov chain over the first data_vocab tokens, or token ids from a file
   std::uint64_t seed = 1234;        // fsdp_lora.seed: LoRA initialisation, dropout and data
   int data_vocab = 512;             // fsdp_lora.data_vocab: 2 .. the model's vocabulary

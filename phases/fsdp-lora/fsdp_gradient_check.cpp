@@ -32,7 +32,8 @@ const LoraTensorError& FsdpGradientCheck::worst() const {
                            [](const LoraTensorError& a, const LoraTensorError& b) { return a.rel_l2 < b.rel_l2; });
 }
 
-FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute) {
+FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute,
+                                          bool offload) {
   FsdpGradientCheck out;
   out.config = qwen_tiny;
   out.lora.rank = 2;
@@ -62,7 +63,7 @@ FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int rank
   CudaStream stream;
   std::vector<double> gpu_grads_flat;
   {
-    gpu::FsdpWeights weights(plan, rank, ranks > 1 ? comm : nullptr, /*prefetch_layers=*/1);
+    gpu::FsdpWeights weights(plan, rank, ranks > 1 ? comm : nullptr, /*prefetch_layers=*/1, offload);
     weights.init_random(seed, stream);
     gpu::ModelOptions options;
     options.matmul_autotune = false;

@@ -34,6 +34,8 @@ struct FsdpGradientCheck {
 // Collective over comm (every rank of it calls it, with its rank; comm nullptr when alone).
 // Each rank runs the same micro-batch, so each must match the reference on its own.
 // recompute: the model's activation recompute, as the phase trains (gpu/qwen_model.h).
-FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute);
+// offload: the tiny base's shards in pinned host memory, as fsdp_lora.offload: cpu keeps them.
+FsdpGradientCheck run_fsdp_gradient_check(std::uint64_t seed, int rank, int ranks, ncclComm_t comm, bool recompute,
+                                          bool offload = false);
 
 }  // namespace gpuaccept::fsdp

@@ -15,6 +15,7 @@
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
+#include "hw/host_inventory.h"
 #include "fsdp-lora/base_checkpoint.h"
 #include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_gradient_check.h"
@@ -44,8 +45,6 @@ std::vector<int> all_ranks(int size) {
 // What the phase does not do yet, as a refusal before any GPU work (InputError: the operator's
 // configuration asks for it).
 void refuse_unimplemented(const FsdpConfig& c) {
-  if (c.offload_cpu())
-    throw InputError("fsdp_lora.offload: cpu (base shards in pinned host memory) is not implemented yet; use none");
   if (c.grad_reduce != "all_reduce")
     throw InputError("fsdp_lora.grad_reduce: reduce_scatter is not implemented yet; use all_reduce");
 }
@@ -79,6 +78,12 @@ class FsdpLoraPhase {
   void gradient_check(RankRuntime& rt);
   void train(const MemoryPlan& plan);
   std::string room_for(std::uint64_t bytes, const std::string& what);
+  std::string host_room_for(std::uint64_t bytes, const std::string& what);
+  std::string every_rank_fits(const std::string& mine, const std::string& what);
+  struct BaseBytes {
+    std::uint64_t gpu = 0, host_pinned = 0;
+  };
+  BaseBytes base_bytes(const ShardPlan& plan) const;
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
 };
 
@@ -201,10 +206,19 @@ bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
   } catch (const InputError& e) {
     refusal = e.what();
   }
+  // Offload: the shards pinned on the host, every rank of the node at once (collective, as below).
+  const std::string no_host_room =
+      host_room_for(plan.base_shards_host_pinned,
+                    fmt::format("the offloaded base shards ({:.2f} GiB a rank in pinned host memory)",
+                                static_cast<double>(plan.base_shards_host_pinned) / kGiB));
   const auto verdicts = world_.allgather_string(refusal);
   std::vector<std::string> refused;
   for (std::size_t r = 0; r < verdicts.size(); ++r)
     if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {}: {}", r, verdicts[r]));
+  if (!no_host_room.empty()) {  // the same words on every rank: once in the log, on every rank's record
+    refused.push_back(no_host_room);
+    if (refusal.empty()) refusal = no_host_room;
+  }
   const Params p{{"gpus", std::to_string(plan.world_size)}, {"model", config_.model},
                  {"layers", std::to_string(plan.layers)}, {"micro_batch", std::to_string(plan.micro_batch)},
                  {"seq_len", std::to_string(plan.seq_len)}};
@@ -223,7 +237,7 @@ bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
 void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
   stage_ = "gradient check";
   const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt.world_comm().get(),
-                                                     config_.recompute);
+                                                     config_.recompute, config_.offload_cpu());
   const LoraTensorError& worst = g.worst();
   const double loss_err = std::abs(g.loss_gpu - g.loss_cpu);
   const bool ok = loss_err <= config_.loss_tolerance && worst.rel_l2 <= config_.grad_tolerance;
@@ -298,10 +312,11 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
             : train::file_source(config_.data_file, model_config.vocab, config_.seq_len);
     const ShardPlan shards = make_shard_plan(model_config, W);
     CudaStream init_stream;
-    weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers);
+    weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers, config_.offload_cpu());
     fill_base(*weights, init_stream, "all GPUs");
     model = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
-                                                 gpu::ModelOptions{.logits_chunk = static_cast<int>(kLogitsChunkTokens),
+                                                 gpu::ModelOptions{.matmul_autotune = config_.matmul_autotune,
+                                                                   .logits_chunk = static_cast<int>(kLogitsChunkTokens),
                                                                    .recompute = config_.recompute});
     model->set_weight_source(weights.get());
     model->set_final_norm(weights->final_norm());
@@ -411,12 +426,15 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
       stage_ = "allocating the whole base on each GPU";
       const ShardPlan one = make_shard_plan(model_config, 1);
       const bool needed = scaling || rank == 0;  // the equivalence run alone needs it on rank 0 only
-      no_room = room_for(needed ? one.rank_base_bytes() : 0,
-                         fmt::format("the whole base on one GPU ({:.2f} GiB, for {})",
-                                     static_cast<double>(one.rank_base_bytes()) / kGiB,
-                                     scaling ? "the equivalence and single_gpu runs" : "the equivalence run"));
+      const BaseBytes whole_bytes = base_bytes(one);
+      const std::string what = fmt::format("the whole base on one GPU ({:.2f} GiB{}, for {})",
+                                           static_cast<double>(one.rank_base_bytes()) / kGiB,
+                                           config_.offload_cpu() ? " in pinned host memory" : "",
+                                           scaling ? "the equivalence and single_gpu runs" : "the equivalence run");
+      no_room = room_for(needed ? whole_bytes.gpu : 0, what);
+      if (no_room.empty()) no_room = host_room_for(needed ? whole_bytes.host_pinned : 0, what);
       if (no_room.empty() && needed) {
-        whole = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers);
+        whole = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers, config_.offload_cpu());
         fill_base(*whole, init_stream, "the whole base on one GPU");
         init_stream.synchronize();
       }
@@ -487,14 +505,15 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
         const int index = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank) - node_ranks.begin());
         const int n = static_cast<int>(node_ranks.size());
         const ShardPlan node_plan = make_shard_plan(model_config, n);
-        const std::uint64_t node_bytes =
-            node_plan.rank_base_bytes() +
-            (n > 1 ? static_cast<std::uint64_t>(config_.prefetch_layers + 1) * node_plan.layer_gather_bytes() +
-                         node_plan.vocab_gather_bytes()
-                   : 0);
-        const std::string no_node_room = room_for(
-            node_bytes, fmt::format("the base sharded over the node's {} rank(s) with its gather buffers ({:.2f} GiB)",
-                                    n, static_cast<double>(node_bytes) / kGiB));
+        const BaseBytes node_bytes = base_bytes(node_plan);
+        const std::string node_what =
+            fmt::format("the base sharded over the node's {} rank(s) with its gather buffers ({:.2f} GiB on the GPU{})", n,
+                        static_cast<double>(node_bytes.gpu) / kGiB,
+                        node_bytes.host_pinned > 0
+                            ? fmt::format(", {:.2f} GiB pinned", static_cast<double>(node_bytes.host_pinned) / kGiB)
+                            : "");
+        std::string no_node_room = room_for(node_bytes.gpu, node_what);
+        if (no_node_room.empty()) no_node_room = host_room_for(node_bytes.host_pinned, node_what);
         if (!no_node_room.empty()) {
           if (rank == 0)
             results_.check("scaling", Status::Skip, "node run not run: " + no_node_room,
@@ -504,7 +523,8 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
           node_comm =
               rt->split(rt->world_comm(), world_.node_index(), rank, {"ncclCommSplit by node", all_ranks(W), -1});
           node_weights =
-              std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm->get(), config_.prefetch_layers);
+              std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm->get(), config_.prefetch_layers,
+                                                 config_.offload_cpu());
           fill_base(*node_weights, init_stream, "node");
           init_stream.synchronize();
           FsdpTrainSpec node;
@@ -541,6 +561,47 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
 
 // Whether `bytes` more fit in this GPU's free memory with the configured headroom, on every
 // rank (collective: all decide the same). "" when they do, else the ranks' figures.
+// Collective: "" when no rank has a reason (`mine`, this rank's), else what does not fit and
+// each rank's reason.
+std::string FsdpLoraPhase::every_rank_fits(const std::string& mine, const std::string& what) {
+  const auto verdicts = world_.allgather_string(mine);
+  std::vector<std::string> refused;
+  for (std::size_t r = 0; r < verdicts.size(); ++r)
+    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {} {}", r, verdicts[r]));
+  if (refused.empty()) return "";
+  return fmt::format("{} does not fit: {}", what, fmt::join(refused, "; "));
+}
+
+// Pinned host memory for offloaded shards: every rank of this node pins as much at once, so
+// their sum must fit in what the kernel says is available (MemAvailable) less the headroom.
+std::string FsdpLoraPhase::host_room_for(std::uint64_t bytes, const std::string& what) {
+  std::string mine;
+  if (bytes > 0) {
+    const std::uint64_t available = memory_available_bytes();
+    const auto headroom = static_cast<std::uint64_t>(config_.memory_headroom_gib * kGiB);
+    const std::uint64_t node_need = bytes * static_cast<std::uint64_t>(world_.local_size());
+    if (available == 0 || node_need + headroom > available)
+      mine = fmt::format("pins {:.2f} GiB of host memory, {} rank(s) on {}: {:.2f} GiB + {} GiB headroom, {:.2f} GiB "
+                         "available (MemAvailable)",
+                         static_cast<double>(bytes) / kGiB, world_.local_size(), world_.hostname(),
+                         static_cast<double>(node_need) / kGiB, config_.memory_headroom_gib,
+                         static_cast<double>(available) / kGiB);
+  }
+  return every_rank_fits(mine, what);
+}
+
+// GPU bytes of a FsdpWeights over `plan` (its shards unless offloaded, the gather buffers when
+// it gathers) and the pinned host bytes (offload: the shards but the final norm).
+FsdpLoraPhase::BaseBytes FsdpLoraPhase::base_bytes(const ShardPlan& plan) const {
+  const bool offload = config_.offload_cpu();
+  const std::uint64_t gathers =
+      plan.world_size > 1 || offload
+          ? static_cast<std::uint64_t>(config_.prefetch_layers + 1) * plan.layer_gather_bytes() + plan.vocab_gather_bytes()
+          : 0;
+  if (!offload) return {plan.rank_base_bytes() + gathers, 0};
+  return {plan.final_norm_bytes() + gathers, plan.rank_base_bytes() - plan.final_norm_bytes()};
+}
+
 std::string FsdpLoraPhase::room_for(std::uint64_t bytes, const std::string& what) {
   std::size_t free = 0, total = 0;
   GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -551,12 +612,7 @@ std::string FsdpLoraPhase::room_for(std::uint64_t bytes, const std::string& what
                        "GiB beside the model's buffers",
                        static_cast<double>(bytes) / kGiB, config_.memory_headroom_gib, static_cast<double>(free) / kGiB,
                        static_cast<double>(total) / kGiB);
-  const auto verdicts = world_.allgather_string(mine);
-  std::vector<std::string> refused;
-  for (std::size_t r = 0; r < verdicts.size(); ++r)
-    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {} {}", r, verdicts[r]));
-  if (refused.empty()) return "";
-  return fmt::format("{} does not fit: {}", what, fmt::join(refused, "; "));
+  return every_rank_fits(mine, what);
 }
 
 // train/fault_stop.h, as ddp: tell the others, record what this rank completed.

@@ -108,11 +108,12 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.offload_cpu = offload_cpu;
   const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
 
-  // Base. With offload the final norm (C, replicated) stays on the GPU: it is a few KiB.
+  // Base. With offload the final norm (C, replicated) stays on the GPU: it is a few KiB. The
+  // shards come from the host straight into their own slot of the gather buffer, gathered in
+  // place (gpu/fsdp_weights.h): no staging buffer.
   if (offload_cpu) {
     m.base_shards_gpu = shards.final_norm_bytes();
     m.base_shards_host_pinned = shards.rank_base_bytes() - shards.final_norm_bytes();
-    m.offload_staging = in_flight * shards.layer_shard_bytes() + shards.vocab_shard_bytes();
   } else {
     m.base_shards_gpu = shards.rank_base_bytes();
   }
@@ -159,7 +160,6 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
 std::vector<MemoryItem> MemoryPlan::gpu_items() const {
   return {
       {"base shards", base_shards_gpu},
-      {"offload staging", offload_staging},
       {"layer gather buffers", layer_gather},
       {"embedding/head gather buffer", vocab_gather},
       {"LoRA weights bf16", lora_weights_bf16},

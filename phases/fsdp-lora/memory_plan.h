@@ -34,9 +34,8 @@ struct MemoryPlan {
 
   // Base weights (bf16)
   std::uint64_t base_shards_gpu = 0;   // this rank's shards (layers, embedding, head) and the final norm;
-                                       // with offload only the final norm
-  std::uint64_t offload_staging = 0;   // with offload: prefetch_layers + 1 layers' shards and one
-                                       // embedding/head shard, copied from host ahead of their gather
+                                       // with offload only the final norm (the shards are copied into
+                                       // their slot of the gather buffers: no staging)
   std::uint64_t layer_gather = 0;      // prefetch_layers + 1 full padded layers
   std::uint64_t vocab_gather = 0;      // the full embedding or head (used at different times: one buffer)
   // LoRA (every rank steps every adapter: fsdp_lora.grad_reduce all_reduce)

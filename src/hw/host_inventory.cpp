@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <tuple>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <hwloc.h>
@@ -71,6 +72,21 @@ std::vector<IbPort> read_ib_ports(const std::string& sysfs_root) {
 std::string kernel_release() {
   utsname u{};
   return uname(&u) == 0 ? fmt::format("{} {}", u.sysname, u.release) : "";
+}
+
+unsigned long long memory_available_bytes(const std::string& meminfo) {
+  std::ifstream in(meminfo);
+  std::string key, unit;
+  unsigned long long kib = 0;
+  // "MemAvailable:   123456 kB", one field a line.
+  while (in >> key) {
+    if (key == "MemAvailable:") {
+      if (in >> kib >> unit && unit == "kB") return kib * 1024ull;
+      return 0;
+    }
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
 }
 
 std::string format_cpu_list(const std::vector<int>& cpus) {

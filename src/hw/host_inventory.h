@@ -28,6 +28,9 @@ CpuInventory read_cpu_inventory();  // hwloc; fields stay 0/"" when unknown
 // Ports under `sysfs_root` (default /sys/class/infiniband); a test can point it elsewhere.
 std::vector<IbPort> read_ib_ports(const std::string& sysfs_root = "/sys/class/infiniband");
 std::string kernel_release();
+// What the kernel says can still be allocated without swapping: MemAvailable of `meminfo`
+// (default /proc/meminfo), in bytes; 0 when the file or the line is missing or malformed.
+unsigned long long memory_available_bytes(const std::string& meminfo = "/proc/meminfo");
 // This process's allowed CPUs as a list: "0-3,8".
 std::string cpu_affinity_list();
 // Compresses sorted CPU ids into the list form: {0,1,2,3,8} -> "0-3,8".

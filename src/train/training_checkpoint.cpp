@@ -63,7 +63,7 @@ CheckpointSave TrainingCheckpoint::save(int step, cudaStream_t stream) {
   const auto stage = [&] {
     for (std::size_t i = 0; i < state_.size(); ++i)
       GPUACCEPT_CUDA_CHECK(
-          cudaMemcpyAsync(staging_.get() + at_[i], device_slice(i), slice_size(i), cudaMemcpyDeviceToHost, stream));
+          cudaMemcpyAsync(staging_.get() + at_[i], device_slice(i), slice_size(i), cudaMemcpyDefault, stream));
     GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
   return save_checkpoint(world_, root_, header_, step, slices, stage);
@@ -91,7 +91,7 @@ CheckpointRestore TrainingCheckpoint::restore(ncclComm_t comm, RankRuntime& runt
   out.read_s = seconds_since(started);
   for (std::size_t i = 0; i < state_.size(); ++i)
     GPUACCEPT_CUDA_CHECK(
-        cudaMemcpyAsync(device_slice(i), staging_.get() + at_[i], slice_size(i), cudaMemcpyHostToDevice, stream));
+        cudaMemcpyAsync(device_slice(i), staging_.get() + at_[i], slice_size(i), cudaMemcpyDefault, stream));
   if (comm && world_.size() > 1) {
     // Each rank's slice of a replicated tensor to every other rank: one broadcast per owner, in
     // one group, as bytes (any dtype). A sharded tensor's slice stays with its rank.
@@ -126,7 +126,7 @@ std::uint64_t state_checksum(const std::vector<DeviceStateTensor>& state, int wo
     const std::size_t elements = t.sharded ? t.elements / static_cast<std::size_t>(world_size) : t.elements;
     const std::size_t bytes = elements * dtype_size(t.dtype);
     std::vector<char> host(bytes);
-    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host.data(), t.data, bytes, cudaMemcpyDeviceToHost, stream));
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host.data(), t.data, bytes, cudaMemcpyDefault, stream));
     GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
     XXH3_64bits_update(h, host.data(), host.size());
   }

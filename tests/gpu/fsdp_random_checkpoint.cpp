@@ -2,7 +2,7 @@
 // frozen base (base_init.h: MODEL's shape with LAYERS decoder layers, SEED) as a Hugging Face
 // checkpoint directory, FILES safetensors shards (default 2) and their index. A run with
 // fsdp_lora.checkpoint_dir pointing there must train bit for bit as the run from the seed
-// (tests/gpu/fsdp_checkpoint_dir.sh): the real-checkpoint path checked without downloading a
+// (tests/gpu/fsdp_base_paths.sh): the real-checkpoint path checked without downloading a
 // model. CPU only.
 #include <cstdio>
 #include <cstdlib>

@@ -14,8 +14,9 @@
 #   fsdp_nr   the same without activation recompute on either side
 #   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
 #             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
-#   ckdir     tests/gpu/fsdp_checkpoint_dir.sh on all GPUs: fsdp-lora's base read from a Hugging
-#             Face checkpoint directory (its own random base written as one) trains as the seed's
+#   base      tests/gpu/fsdp_base_paths.sh on all GPUs: fsdp-lora's base read from a Hugging Face
+#             checkpoint directory (its own random base written as one) and offloaded to pinned
+#             host memory each train bit for bit as the seed's base on the GPU
 #   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem, then
 #             fsdp-lora's with include_base on all GPUs (CKPT_RANKS)
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
@@ -37,7 +38,7 @@ deadline=$((SECONDS + ${DEADLINE:-560}))
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl ckdir ckpt variants fsdp1 fsdp_vars)
+[ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl base ckpt variants fsdp1 fsdp_vars)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
 # On four H200s fsdp-lora's gathers were 99.9% hidden and its compute 4.5% slower beside them
 # (docs/performance.md): fewer CTAs for NCCL may leave the compute more SMs and stay hidden.
@@ -98,9 +99,9 @@ if want nccl; then
     grep -E '^== |SLOW|compare:|FAIL' "$work/nccl.log" | head -n 60
   fi
 fi
-if want ckdir; then
-  FSDP_SLURM=$ngpu run_step ckdir 240 tests/gpu/fsdp_checkpoint_dir.sh
-  grep -vE '^\[|^ ' "$work/ckdir.log" | cut -c1-230 | head -n 40
+if want base; then
+  FSDP_SLURM=$ngpu run_step base 300 tests/gpu/fsdp_base_paths.sh
+  grep -vE '^\[|^ ' "$work/base.log" | cut -c1-230 | head -n 50
 fi
 if want ckpt; then
   CKPT_RANKS=${CKPT_RANKS:-$ngpu} run_step ckpt 200 tests/gpu/checkpoint.sh

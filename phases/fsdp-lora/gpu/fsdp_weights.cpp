@@ -1,7 +1,9 @@
 #include "fsdp-lora/gpu/fsdp_weights.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include <fmt/format.h>
@@ -24,8 +26,9 @@ const char* kind_name(WeightKind k) {
 
 }  // namespace
 
-FsdpWeights::FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers)
-    : plan_(plan), rank_(rank), world_(plan.world_size), comm_(comm), prefetch_(prefetch_layers) {
+FsdpWeights::FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers, bool offload)
+    : plan_(plan), rank_(rank), world_(plan.world_size), comm_(comm), prefetch_(prefetch_layers), offload_(offload),
+      gathered_(plan.world_size > 1 || offload) {
   if (rank < 0 || rank >= world_)
     throw std::invalid_argument(fmt::format("FsdpWeights: rank {} outside 0..{}", rank, world_ - 1));
   if (world_ > 1 && !comm) throw std::invalid_argument("FsdpWeights: more than one rank needs a communicator");
@@ -38,19 +41,32 @@ FsdpWeights::FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int p
   for (int l = L - 1; l >= 0; --l) schedule_.push_back({WeightKind::layer, l});
 
   const std::uint64_t C = static_cast<std::uint64_t>(plan.model.hidden);
-  const std::uint64_t vocab_shard = static_cast<std::uint64_t>(plan.vocab_rows_per_rank) * C;
-  layers_ = DeviceBuffer<bf16>(sz(static_cast<std::uint64_t>(L) * plan.layer_shard_elems));
-  embedding_ = DeviceBuffer<bf16>(sz(vocab_shard));
-  head_ = DeviceBuffer<bf16>(sz(vocab_shard));
+  if (offload_) {
+    host_layers_ = PinnedBuffer<bf16>(layers_elems());
+    host_embedding_ = PinnedBuffer<bf16>(vocab_shard_elems());
+    host_head_ = PinnedBuffer<bf16>(vocab_shard_elems());
+  } else {
+    layers_ = DeviceBuffer<bf16>(layers_elems());
+    embedding_ = DeviceBuffer<bf16>(vocab_shard_elems());
+    head_ = DeviceBuffer<bf16>(vocab_shard_elems());
+  }
   final_norm_ = DeviceBuffer<bf16>(sz(C));
-  if (world_ > 1) {
+  if (gathered_) {
     for (int i = 0; i <= prefetch_; ++i) {
       layer_buffers_.push_back(std::make_unique<Buffer>());
       layer_buffers_.back()->mem = DeviceBuffer<bf16>(sz(plan.layer_padded_elems));
     }
     vocab_buffer_ = std::make_unique<Buffer>();
-    vocab_buffer_->mem = DeviceBuffer<bf16>(sz(static_cast<std::uint64_t>(world_) * vocab_shard));
+    vocab_buffer_->mem = DeviceBuffer<bf16>(static_cast<std::size_t>(world_) * vocab_shard_elems());
   }
+}
+
+std::size_t FsdpWeights::layers_elems() const {
+  return sz(static_cast<std::uint64_t>(plan_.model.layers) * plan_.layer_shard_elems);
+}
+
+std::size_t FsdpWeights::vocab_shard_elems() const {
+  return sz(static_cast<std::uint64_t>(plan_.vocab_rows_per_rank) * static_cast<std::uint64_t>(plan_.model.hidden));
 }
 
 FsdpWeights::~FsdpWeights() {
@@ -59,8 +75,7 @@ FsdpWeights::~FsdpWeights() {
 }
 
 FsdpWeights::Parts FsdpWeights::parts() {
-  return {layers_.get(), layers_.size(), embedding_.get(), head_.get(), embedding_.size(), final_norm_.get(),
-          final_norm_.size()};
+  return {layers_at(), layers_elems(), embedding_at(), head_at(), vocab_shard_elems(), final_norm_.get(), final_norm_.size()};
 }
 
 std::uint64_t FsdpWeights::device_bytes() const {
@@ -72,9 +87,12 @@ std::uint64_t FsdpWeights::device_bytes() const {
 
 std::uint64_t FsdpWeights::base_checksum(cudaStream_t stream) const {
   DeviceBuffer<std::uint64_t> sums(4);
-  const DeviceBuffer<bf16>* parts[] = {&layers_, &embedding_, &head_, &final_norm_};
+  // With offload the kernel reads the host shards in place (unified addressing).
+  const std::pair<const bf16*, std::size_t> parts[] = {
+      {layers_at(), layers_elems()}, {embedding_at(), vocab_shard_elems()}, {head_at(), vocab_shard_elems()},
+      {final_norm_.get(), final_norm_.size()}};
   for (std::size_t i = 0; i < std::size(parts); ++i)
-    train::checksum_device(sums.get() + i, parts[i]->get(), parts[i]->bytes(), stream);
+    train::checksum_device(sums.get() + i, parts[i].first, parts[i].second * sizeof(bf16), stream);
   std::uint64_t host[4] = {};
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host, sums.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -86,15 +104,23 @@ std::uint64_t FsdpWeights::base_checksum(cudaStream_t stream) const {
 
 void FsdpWeights::init_random(std::uint64_t seed, cudaStream_t s) {
   NvtxRange range("fsdp init_random");
-  // Padding (the flat layer's tail, rows past the vocabulary) reads 0.
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(layers_.get(), 0, layers_.bytes(), s));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(embedding_.get(), 0, embedding_.bytes(), s));
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(head_.get(), 0, head_.bytes(), s));
+  // Padding (the flat layer's tail, rows past the vocabulary) reads 0. The host shards of
+  // offload are cleared here, before the kernels below write into them through unified addressing.
+  if (offload_) {
+    GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s));  // nothing of s may still write them
+    std::memset(host_layers_.get(), 0, layers_elems() * sizeof(bf16));
+    std::memset(host_embedding_.get(), 0, vocab_shard_elems() * sizeof(bf16));
+    std::memset(host_head_.get(), 0, vocab_shard_elems() * sizeof(bf16));
+  } else {
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(layers_.get(), 0, layers_.bytes(), s));
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(embedding_.get(), 0, embedding_.bytes(), s));
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(head_.get(), 0, head_.bytes(), s));
+  }
   for (int l = 0; l < plan_.model.layers; ++l)
     for (const InitPiece& p : layer_init_pieces(plan_, rank_, l))
-      init_base_piece(layers_.get() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems), p, seed, s);
-  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kEmbeddingTensor)) init_base_piece(embedding_.get(), p, seed, s);
-  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kHeadTensor)) init_base_piece(head_.get(), p, seed, s);
+      init_base_piece(layers_at() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems), p, seed, s);
+  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kEmbeddingTensor)) init_base_piece(embedding_at(), p, seed, s);
+  for (const InitPiece& p : vocab_init_pieces(plan_, rank_, kHeadTensor)) init_base_piece(head_at(), p, seed, s);
   init_base_piece(final_norm_.get(), {kFinalNormTensor, 0, static_cast<std::uint64_t>(plan_.model.hidden), 0, 0.0f}, seed,
                   s);
 }
@@ -109,9 +135,9 @@ void FsdpWeights::init_from_checkpoint(const train::SafetensorsCheckpoint& check
   };
   std::vector<Region> regions;
   for (int l = 0; l < plan_.model.layers; ++l)
-    regions.push_back({ShardRegion::layers, l, layers_.get() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems)});
-  regions.push_back({ShardRegion::embedding, 0, embedding_.get()});
-  regions.push_back({ShardRegion::head, 0, head_.get()});
+    regions.push_back({ShardRegion::layers, l, layers_at() + sz(static_cast<std::uint64_t>(l) * plan_.layer_shard_elems)});
+  regions.push_back({ShardRegion::embedding, 0, embedding_at()});
+  regions.push_back({ShardRegion::head, 0, head_at()});
   regions.push_back({ShardRegion::final_norm, 0, final_norm_.get()});
   std::uint64_t largest = 0;
   for (const Region& r : regions) largest = std::max(largest, region_elems(plan_, r.region));
@@ -122,21 +148,22 @@ void FsdpWeights::init_from_checkpoint(const train::SafetensorsCheckpoint& check
   for (const Region& r : regions) {
     const std::uint64_t n = region_elems(plan_, r.region);
     read_base_region(checkpoint, plan_, rank_, r.region, r.layer, staging.get());
-    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(r.dst, staging.get(), sz(n) * sizeof(bf16), cudaMemcpyHostToDevice, s));
+    // Default: the destination is host memory with offload.
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(r.dst, staging.get(), sz(n) * sizeof(bf16), cudaMemcpyDefault, s));
     GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(s));  // before the buffer takes the next region
     if (progress) progress(++done, static_cast<int>(regions.size()));
   }
 }
 
 const bf16* FsdpWeights::shard_of(const Use& use) const {
-  if (use.kind == WeightKind::embedding) return embedding_.get();
-  if (use.kind == WeightKind::head) return head_.get();
-  return layers_.get() + sz(static_cast<std::uint64_t>(use.layer) * plan_.layer_shard_elems);
+  if (use.kind == WeightKind::embedding) return embedding_at();
+  if (use.kind == WeightKind::head) return head_at();
+  return layers_at() + sz(static_cast<std::uint64_t>(use.layer) * plan_.layer_shard_elems);
 }
 
 std::size_t FsdpWeights::shard_elems(const Use& use) const {
   if (use.kind == WeightKind::layer) return sz(plan_.layer_shard_elems);
-  return sz(static_cast<std::uint64_t>(plan_.vocab_rows_per_rank) * static_cast<std::uint64_t>(plan_.model.hidden));
+  return vocab_shard_elems();
 }
 
 std::unique_ptr<CudaEvent> FsdpWeights::event() {
@@ -181,7 +208,14 @@ void FsdpWeights::gather(long long u, int buffer) {
   const std::size_t count = shard_elems(use);
   t.bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(world_) * sizeof(bf16);
   t.start->record(comm_stream_);
-  GPUACCEPT_NCCL_CHECK(ncclAllGather(shard_of(use), b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
+  if (offload_) {
+    // This rank's shard from the host into its own slot, then the gather in place.
+    bf16* mine = b->mem.get() + static_cast<std::size_t>(rank_) * count;
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(mine, shard_of(use), count * sizeof(bf16), cudaMemcpyHostToDevice, comm_stream_));
+    if (world_ > 1) GPUACCEPT_NCCL_CHECK(ncclAllGather(mine, b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
+  } else {
+    GPUACCEPT_NCCL_CHECK(ncclAllGather(shard_of(use), b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
+  }
   t.end->record(comm_stream_);
   b->ready.record(comm_stream_);
   b->busy = true;
@@ -201,7 +235,7 @@ const bf16* FsdpWeights::acquire(WeightKind kind, int layer, cudaStream_t stream
     if (head_marks_used_ == static_cast<int>(head_marks_.size())) head_marks_.push_back(std::make_unique<CudaEvent>());
     head_marks_[static_cast<std::size_t>(head_marks_used_++)]->record(stream);
   }
-  if (world_ == 1) return shard_of(want);  // the shard is the whole tensor
+  if (!gathered_) return shard_of(want);  // one rank, on the GPU: the shard is the whole tensor
 
   issue_ahead(next_use_);
   Buffer* b = pending_.front();
@@ -218,7 +252,7 @@ void FsdpWeights::release(WeightKind kind, int layer, cudaStream_t stream) {
   if (!holding_) throw std::logic_error(fmt::format("FsdpWeights: release({} {}) without acquire", kind_name(kind), layer));
   holding_ = false;
   ++next_use_;
-  if (world_ == 1) return;
+  if (!gathered_) return;
   Buffer* b = pending_.front();
   pending_.pop_front();
   b->free.record(stream);

@@ -13,6 +13,15 @@
 // the compute stream after the last read, which the next gather into that buffer waits for.
 // With one rank nothing is gathered: acquire() returns the shard itself (it is the full layer).
 //
+// Offload (fsdp_lora.offload: cpu): the layers', embedding's and head's shards live in pinned
+// host memory instead (the final norm stays on the GPU). A gather then starts with a copy of
+// this rank's shard from the host into its own slot of the gather buffer, on the communication
+// stream, and the all-gather runs in place (sendbuff = recvbuff + rank x count, as NCCL allows);
+// with one rank the copy is the whole of it. So the copy runs ahead with the gather, and no
+// staging buffer is needed (memory_plan.h). Everything else reads the host shards through
+// unified addressing (cudaMallocHost memory is device-accessible): the checksum and the random
+// init run their kernels on them, slower but the same bits.
+//
 // Every rank issues the same gathers in the same order (the decisions depend only on the order
 // of use, never on timing), as NCCL requires of one communicator. Anything else the caller runs
 // on this communicator must go on comm_stream(), so the order stays one sequence.
@@ -46,8 +55,9 @@ struct GatherStats {
 class FsdpWeights final : public WeightSource {
  public:
   // comm: the ranks the base is sharded over (plan.world_size of them; nullptr when 1), rank
-  // this one's index in it. Allocates the shards and the gather buffers (nothing filled yet).
-  FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers);
+  // this one's index in it; offload: the shards in pinned host memory (above). Allocates the
+  // shards and the gather buffers (nothing filled yet).
+  FsdpWeights(const ShardPlan& plan, int rank, ncclComm_t comm, int prefetch_layers, bool offload = false);
   ~FsdpWeights() override;  // waits for the gathers in flight (all ranks issued them)
   FsdpWeights(const FsdpWeights&) = delete;
   FsdpWeights& operator=(const FsdpWeights&) = delete;
@@ -82,7 +92,8 @@ class FsdpWeights final : public WeightSource {
 
   // This rank's part of the base, writable (a checkpoint restore writes it back): every layer's
   // shard back to back, its rows of the embedding and of the head (padded to one size on every
-  // rank), and the replicated final norm. Element counts are this rank's.
+  // rank), and the replicated final norm. Element counts are this rank's. With offload the
+  // first three are pinned host memory: copy with cudaMemcpyDefault.
   struct Parts {
     bf16* layers;
     std::size_t layers_elems;
@@ -132,12 +143,22 @@ class FsdpWeights final : public WeightSource {
   int prefetch_;
   std::vector<Use> schedule_;  // one forward_backward's order of use
 
+  bool offload_;
+  bool gathered_;  // uses go through the gather buffers: N > 1, or offload
+
+  // This rank's shards, on the GPU or (offload) in pinned host memory; one of each pair is empty.
   DeviceBuffer<bf16> layers_;      // (L, layer_shard_elems): this rank's shard of every layer
   DeviceBuffer<bf16> embedding_;   // (rows_per_rank, C)
   DeviceBuffer<bf16> head_;        // (rows_per_rank, C)
+  PinnedBuffer<bf16> host_layers_, host_embedding_, host_head_;
   DeviceBuffer<bf16> final_norm_;  // (C)
-  std::vector<std::unique_ptr<Buffer>> layer_buffers_;  // prefetch + 1 full padded layers (N > 1)
-  std::unique_ptr<Buffer> vocab_buffer_;                // (N x rows_per_rank, C) (N > 1)
+  bf16* layers_at() const { return offload_ ? host_layers_.get() : layers_.get(); }
+  bf16* embedding_at() const { return offload_ ? host_embedding_.get() : embedding_.get(); }
+  bf16* head_at() const { return offload_ ? host_head_.get() : head_.get(); }
+  std::size_t layers_elems() const;
+  std::size_t vocab_shard_elems() const;
+  std::vector<std::unique_ptr<Buffer>> layer_buffers_;  // prefetch + 1 full padded layers (gathered_)
+  std::unique_ptr<Buffer> vocab_buffer_;                // (N x rows_per_rank, C) (gathered_)
   CudaStream comm_stream_;
 
   long long next_use_ = 0;  // the use the next acquire() must be

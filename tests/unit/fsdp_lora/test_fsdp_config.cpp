@@ -52,6 +52,7 @@ TEST_CASE("defaults: Qwen2-7B, LoRA r64 on q/k/v/o, recompute, no offload", "[fs
   CHECK(d.data_successors == 4);
   CHECK(d.data_file.empty());
   CHECK(d.checkpoint_dir.empty());
+  CHECK(d.matmul_autotune);
   CHECK(d.gradient_check);
   CHECK(d.grad_tolerance == 0.05);
   CHECK(d.loss_tolerance == 0.02);
@@ -93,6 +94,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   grad_reduce: reduce_scatter
   bucket_mib: 8
   prefetch_layers: 2
+  matmul_autotune: false
   seed: 7
   data_vocab: 1000
   data_successors: 2
@@ -136,6 +138,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   CHECK(d.grad_reduce == "reduce_scatter");
   CHECK(d.bucket_mib == 8);
   CHECK(d.prefetch_layers == 2);
+  CHECK_FALSE(d.matmul_autotune);
   CHECK(d.seed == 7);
   CHECK(d.data_vocab == 1000);
   CHECK(d.data_successors == 2);

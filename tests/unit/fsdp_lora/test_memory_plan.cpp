@@ -45,7 +45,6 @@ TEST_CASE("Qwen2-7B on one GPU with recompute: the 15.2 GB base plus a few GiB",
   CHECK(m.logits_workspace == 1024ull * 152'064 * 6);  // fp32 logits + bf16 gradient for 1024 tokens
   CHECK(m.cublaslt_workspace == 32ull << 20);
   CHECK(m.nccl_allowance == kGiB);
-  CHECK(m.offload_staging == 0);
   CHECK(m.base_shards_host_pinned == 0);
   // Well under 80 GB: 22.7 GiB as planned today; the bound leaves room for honest growth only.
   CHECK(m.total() > m.base_shards_gpu + 5 * kGiB);
@@ -99,7 +98,7 @@ TEST_CASE("per GPU: base / N plus a part that does not depend on N", "[fsdp][mem
   CHECK(plan_7b(8, true).base_shards_gpu == (28 * 29'132'224ull + 2 * 19'008ull * 3584 + 3584) * 2);
 }
 
-TEST_CASE("offload: the shards go to pinned host memory, staging buffers come on the GPU", "[fsdp][memory]") {
+TEST_CASE("offload: the shards go to pinned host memory and nothing takes their place on the GPU", "[fsdp][memory]") {
   for (int world : {1, 8}) {
     const ShardPlan shards = make_shard_plan(qwen2_7b, world);
     const MemoryPlan on_gpu = plan_7b(world, true);
@@ -107,14 +106,13 @@ TEST_CASE("offload: the shards go to pinned host memory, staging buffers come on
     INFO("world " << world);
     CHECK(off.base_shards_gpu == 3584 * 2);  // only the final norm stays
     CHECK(off.base_shards_host_pinned == shards.rank_base_bytes() - 3584 * 2);
-    CHECK(off.offload_staging == 2 * shards.layer_shard_bytes() + shards.vocab_shard_bytes());
-    CHECK(off.total() == on_gpu.total() - off.base_shards_host_pinned + off.offload_staging);
+    // Each shard is copied into its own slot of the gather buffer and gathered in place.
+    CHECK(off.total() == on_gpu.total() - off.base_shards_host_pinned);
     CHECK(off.describe().find("pinned host memory") != std::string::npos);
   }
-  // Staging grows with the layers fetched ahead, as do the gather buffers.
+  // The gather buffers grow with the layers fetched ahead, offload or not.
   const MemoryPlan ahead3 = plan_7b(8, true, true, "qkvo", 2, 3);
   const ShardPlan eight = make_shard_plan(qwen2_7b, 8);
-  CHECK(ahead3.offload_staging == 4 * eight.layer_shard_bytes() + eight.vocab_shard_bytes());
   CHECK(ahead3.layer_gather == 4 * eight.layer_gather_bytes());
 }
 
@@ -138,7 +136,7 @@ TEST_CASE("describe lists every non-zero figure in GiB and the total", "[fsdp][m
   CHECK_THAT(text, Catch::Contains("base shards") && Catch::Contains("14.19 GiB") && Catch::Contains("total") &&
                        Catch::Contains("activations kept (layer inputs)") && Catch::Contains("recomputed layer") &&
                        Catch::Contains("NCCL allowance") && Catch::Contains("recompute on"));
-  CHECK_THAT(text, !Catch::Contains("offload staging") && !Catch::Contains("pinned host"));
+  CHECK_THAT(text, !Catch::Contains("pinned host"));
   // Each item is counted once in the total.
   std::uint64_t sum = 0;
   for (const MemoryItem& item : plan_7b(1, true).gpu_items()) sum += item.bytes;
