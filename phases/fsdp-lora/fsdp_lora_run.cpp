@@ -106,11 +106,24 @@ train::CheckpointManifest FsdpLoraPhase::checkpoint_header() const {
   return h;
 }
 
+// Collective: every rank opens and checks the checkpoint on its own node's view of the path (a
+// node without the shared filesystem fails alone), then all learn every rank's verdict, so all
+// end together with an InputError naming each failing rank, or all go on.
 void FsdpLoraPhase::open_base_checkpoint() {
   if (config_.checkpoint_dir.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  base_checkpoint_.emplace(config_.checkpoint_dir);  // InputError naming the file: the run ends here
-  check_base_checkpoint(*base_checkpoint_, config_.model_config());
+  std::string mine;
+  try {
+    base_checkpoint_.emplace(config_.checkpoint_dir);
+    check_base_checkpoint(*base_checkpoint_, config_.model_config());
+  } catch (const InputError& e) {
+    mine = e.what();
+  }
+  const auto verdicts = world_.allgather_string(mine);
+  std::vector<std::string> refused;
+  for (std::size_t r = 0; r < verdicts.size(); ++r)
+    if (!verdicts[r].empty()) refused.push_back(verdicts.size() == 1 ? verdicts[r] : fmt::format("rank {}: {}", r, verdicts[r]));
+  if (!refused.empty()) throw InputError(fmt::format("fsdp_lora.checkpoint_dir: {}", fmt::join(refused, "; ")));
   log_rank0("fsdp-lora: base from {} ({} files, every tensor of {} with {} layers there, {:.1f} s)",
             config_.checkpoint_dir, base_checkpoint_->files().size(), config_.model, config_.model_config().layers,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
