@@ -38,8 +38,8 @@ struct DdpConfig {
   std::string grad_reduce = "bf16"; // ddp.grad_reduce: bf16 (half the bytes, as PyTorch's
                                     // bf16_compress_hook; gpu/gradient_sync.h) or fp32 (as PyTorch
                                     // DDP's default). bf16 by default: on 4 H200s it kept the
-                                    // backward 0.5 ms shorter beside NCCL, scaling 95.2-95.8% vs
-                                    // 93.8-94.2% (docs/performance.md); equivalence within 1.5e-3
+                                    // backward 0.6 ms shorter beside NCCL, scaling 95.1-95.8% vs
+                                    // 93.3-94.2% (docs/performance.md); equivalence within 1.5e-3
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
                                     // meanwhile are planned for the other SMs, at least half of them

@@ -16,8 +16,6 @@ namespace gpuaccept::fsdp {
 
 namespace {
 
-std::string layer_name(int layer, const std::string& suffix) { return fmt::format("model.layers.{}.{}", layer, suffix); }
-
 std::vector<std::int64_t> vocab_shape(const QwenConfig& m) { return {m.vocab, m.hidden}; }
 
 // The checkpoint's tensors, in the order a Hugging Face Qwen2 lists them: name, shape, the
@@ -30,13 +28,13 @@ struct NamedTensor {
 };
 std::vector<NamedTensor> model_tensors(const QwenConfig& m) {
   const LayerLayout layout = make_layer_layout(m);
-  std::vector<NamedTensor> out{{"model.embed_tokens.weight", vocab_shape(m), kEmbeddingTensor, matrix_half_width()}};
+  std::vector<NamedTensor> out{{kEmbeddingName, vocab_shape(m), kEmbeddingTensor, matrix_half_width()}};
   for (int l = 0; l < m.layers; ++l)
     for (std::size_t i = 0; i < layout.tensors.size(); ++i)
-      out.push_back({layer_name(l, layout.tensors[i].name), layout.tensors[i].shape, layer_tensor_id(l, i),
+      out.push_back({layer_tensor_name(l, layout.tensors[i].name), layout.tensors[i].shape, layer_tensor_id(l, i),
                      layer_tensor_half_width(layout.tensors[i])});
-  out.push_back({"model.norm.weight", {m.hidden}, kFinalNormTensor, 0.0f});
-  out.push_back({"lm_head.weight", vocab_shape(m), kHeadTensor, matrix_half_width()});
+  out.push_back({kFinalNormName, {m.hidden}, kFinalNormTensor, 0.0f});
+  out.push_back({kHeadName, vocab_shape(m), kHeadTensor, matrix_half_width()});
   return out;
 }
 
@@ -61,7 +59,7 @@ void read_base_region(const train::SafetensorsCheckpoint& checkpoint, const Shar
   std::fill(dst, dst + region_elems(plan, region), std::uint16_t{0});
   if (region == ShardRegion::layers) {
     for (const CheckpointPiece& p : layer_pieces(plan, rank))
-      checkpoint.read_bf16(layer_name(layer, p.tensor), p.tensor_begin, p.numel, dst + p.dest_offset);
+      checkpoint.read_bf16(layer_tensor_name(layer, p.tensor), p.tensor_begin, p.numel, dst + p.dest_offset);
     return;
   }
   for (const CheckpointPiece& p : checkpoint_pieces(plan, rank))

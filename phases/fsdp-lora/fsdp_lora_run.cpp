@@ -15,7 +15,6 @@
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
-#include "hw/host_inventory.h"
 #include "fsdp-lora/base_checkpoint.h"
 #include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_gradient_check.h"
@@ -24,6 +23,7 @@
 #include "fsdp-lora/gpu/fsdp_weights.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/memory_plan.h"
+#include "fsdp-lora/rank_room.h"
 #include "fsdp-lora/shard_plan.h"
 #include "train/checkpoint_drill.h"
 #include "train/fault_stop.h"
@@ -77,9 +77,13 @@ class FsdpLoraPhase {
   bool check_memory_plan(const MemoryPlan& plan);
   void gradient_check(RankRuntime& rt);
   void train(const MemoryPlan& plan);
-  std::string room_for(std::uint64_t bytes, const std::string& what);
-  std::string host_room_for(std::uint64_t bytes, const std::string& what);
-  std::string every_rank_fits(const std::string& mine, const std::string& what);
+  // rank_room.h's collective checks with fsdp_lora.memory_headroom_gib.
+  std::string room_for(std::uint64_t bytes, const std::string& what) {
+    return gpu_room_for(world_, bytes, config_.memory_headroom_gib, what);
+  }
+  std::string host_room_for(std::uint64_t bytes, const std::string& what) {
+    return fsdp::host_room_for(world_, bytes, config_.memory_headroom_gib, what);
+  }
   struct BaseBytes {
     std::uint64_t gpu = 0, host_pinned = 0;
   };
@@ -119,10 +123,7 @@ void FsdpLoraPhase::open_base_checkpoint() {
   } catch (const InputError& e) {
     mine = e.what();
   }
-  const auto verdicts = world_.allgather_string(mine);
-  std::vector<std::string> refused;
-  for (std::size_t r = 0; r < verdicts.size(); ++r)
-    if (!verdicts[r].empty()) refused.push_back(verdicts.size() == 1 ? verdicts[r] : fmt::format("rank {}: {}", r, verdicts[r]));
+  const std::vector<std::string> refused = reasons_by_rank(world_, mine);
   if (!refused.empty()) throw InputError(fmt::format("fsdp_lora.checkpoint_dir: {}", fmt::join(refused, "; ")));
   log_rank0("fsdp-lora: base from {} ({} files, every tensor of {} with {} layers there, {:.1f} s)",
             config_.checkpoint_dir, base_checkpoint_->files().size(), config_.model, config_.model_config().layers,
@@ -224,10 +225,7 @@ bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
       host_room_for(plan.base_shards_host_pinned,
                     fmt::format("the offloaded base shards ({:.2f} GiB a rank in pinned host memory)",
                                 static_cast<double>(plan.base_shards_host_pinned) / kGiB));
-  const auto verdicts = world_.allgather_string(refusal);
-  std::vector<std::string> refused;
-  for (std::size_t r = 0; r < verdicts.size(); ++r)
-    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {}: {}", r, verdicts[r]));
+  std::vector<std::string> refused = reasons_by_rank(world_, refusal);
   if (!no_host_room.empty()) {  // the same words on every rank: once in the log, on every rank's record
     refused.push_back(no_host_room);
     if (refusal.empty()) refusal = no_host_room;
@@ -572,37 +570,6 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
   }
 }
 
-// Whether `bytes` more fit in this GPU's free memory with the configured headroom, on every
-// rank (collective: all decide the same). "" when they do, else the ranks' figures.
-// Collective: "" when no rank has a reason (`mine`, this rank's), else what does not fit and
-// each rank's reason.
-std::string FsdpLoraPhase::every_rank_fits(const std::string& mine, const std::string& what) {
-  const auto verdicts = world_.allgather_string(mine);
-  std::vector<std::string> refused;
-  for (std::size_t r = 0; r < verdicts.size(); ++r)
-    if (!verdicts[r].empty()) refused.push_back(fmt::format("rank {} {}", r, verdicts[r]));
-  if (refused.empty()) return "";
-  return fmt::format("{} does not fit: {}", what, fmt::join(refused, "; "));
-}
-
-// Pinned host memory for offloaded shards: every rank of this node pins as much at once, so
-// their sum must fit in what the kernel says is available (MemAvailable) less the headroom.
-std::string FsdpLoraPhase::host_room_for(std::uint64_t bytes, const std::string& what) {
-  std::string mine;
-  if (bytes > 0) {
-    const std::uint64_t available = memory_available_bytes();
-    const auto headroom = static_cast<std::uint64_t>(config_.memory_headroom_gib * kGiB);
-    const std::uint64_t node_need = bytes * static_cast<std::uint64_t>(world_.local_size());
-    if (available == 0 || node_need + headroom > available)
-      mine = fmt::format("pins {:.2f} GiB of host memory, {} rank(s) on {}: {:.2f} GiB + {} GiB headroom, {:.2f} GiB "
-                         "available (MemAvailable)",
-                         static_cast<double>(bytes) / kGiB, world_.local_size(), world_.hostname(),
-                         static_cast<double>(node_need) / kGiB, config_.memory_headroom_gib,
-                         static_cast<double>(available) / kGiB);
-  }
-  return every_rank_fits(mine, what);
-}
-
 // GPU bytes of a FsdpWeights over `plan` (its shards unless offloaded, the gather buffers when
 // it gathers) and the pinned host bytes (offload: the shards but the final norm).
 FsdpLoraPhase::BaseBytes FsdpLoraPhase::base_bytes(const ShardPlan& plan) const {
@@ -613,19 +580,6 @@ FsdpLoraPhase::BaseBytes FsdpLoraPhase::base_bytes(const ShardPlan& plan) const 
           : 0;
   if (!offload) return {plan.rank_base_bytes() + gathers, 0};
   return {plan.final_norm_bytes() + gathers, plan.rank_base_bytes() - plan.final_norm_bytes()};
-}
-
-std::string FsdpLoraPhase::room_for(std::uint64_t bytes, const std::string& what) {
-  std::size_t free = 0, total = 0;
-  GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  const auto headroom = static_cast<std::uint64_t>(config_.memory_headroom_gib * kGiB);
-  std::string mine;
-  if (bytes > 0 && bytes + headroom > free)
-    mine = fmt::format("needs {:.2f} GiB + {} GiB headroom (fsdp_lora.memory_headroom_gib), {:.2f} GiB free of {:.2f} "
-                       "GiB beside the model's buffers",
-                       static_cast<double>(bytes) / kGiB, config_.memory_headroom_gib, static_cast<double>(free) / kGiB,
-                       static_cast<double>(total) / kGiB);
-  return every_rank_fits(mine, what);
 }
 
 // train/fault_stop.h, as ddp: tell the others, record what this rank completed.

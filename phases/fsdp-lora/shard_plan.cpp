@@ -101,6 +101,8 @@ const char* shard_region_name(ShardRegion r) {
   throw std::invalid_argument("shard_region_name: not a ShardRegion");
 }
 
+std::string layer_tensor_name(int layer, std::string_view suffix) { return fmt::format("model.layers.{}.{}", layer, suffix); }
+
 std::vector<CheckpointPiece> layer_pieces(const ShardPlan& plan, int rank) {
   const std::uint64_t shard_begin = plan.layer_shard_begin(rank);
   const std::uint64_t shard_end = shard_begin + plan.layer_shard_elems;
@@ -121,16 +123,16 @@ std::vector<CheckpointPiece> checkpoint_pieces(const ShardPlan& plan, int rank) 
   pieces.reserve(one_layer.size() * static_cast<std::size_t>(plan.model.layers) + 3);
   for (int layer = 0; layer < plan.model.layers; ++layer)
     for (const CheckpointPiece& p : one_layer)
-      pieces.push_back({fmt::format("model.layers.{}.{}", layer, p.tensor), p.tensor_begin, p.numel, ShardRegion::layers,
+      pieces.push_back({layer_tensor_name(layer, p.tensor), p.tensor_begin, p.numel, ShardRegion::layers,
                         static_cast<std::uint64_t>(layer) * plan.layer_shard_elems + p.dest_offset});
   const RowRange rows = plan.vocab_rows(rank);
   const std::uint64_t C = static_cast<std::uint64_t>(plan.model.hidden);
   if (rows.rows() > 0) {
     const std::uint64_t begin = static_cast<std::uint64_t>(rows.begin) * C, numel = static_cast<std::uint64_t>(rows.rows()) * C;
-    pieces.push_back({"model.embed_tokens.weight", begin, numel, ShardRegion::embedding, 0});
-    pieces.push_back({"lm_head.weight", begin, numel, ShardRegion::head, 0});
+    pieces.push_back({kEmbeddingName, begin, numel, ShardRegion::embedding, 0});
+    pieces.push_back({kHeadName, begin, numel, ShardRegion::head, 0});
   }
-  pieces.push_back({"model.norm.weight", 0, C, ShardRegion::final_norm, 0});
+  pieces.push_back({kFinalNormName, 0, C, ShardRegion::final_norm, 0});
   return pieces;
 }
 

@@ -91,6 +91,13 @@ enum class ShardRegion {
 };
 const char* shard_region_name(ShardRegion r);
 
+// The Hugging Face Qwen2 names of the base's tensors, as a checkpoint stores them.
+inline constexpr const char* kEmbeddingName = "model.embed_tokens.weight";
+inline constexpr const char* kHeadName = "lm_head.weight";
+inline constexpr const char* kFinalNormName = "model.norm.weight";
+// "model.layers.3." + a LayerLayout suffix.
+std::string layer_tensor_name(int layer, std::string_view suffix);
+
 // A contiguous run of one checkpoint tensor that one rank must hold.
 struct CheckpointPiece {
   std::string tensor;            // the Hugging Face name ("model.layers.3.self_attn.q_proj.weight"),
