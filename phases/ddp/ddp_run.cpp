@@ -167,7 +167,13 @@ void DdpPhase::train(const train::TokenSource& data) {
   std::unique_ptr<RankRuntime> rt;
   std::unique_ptr<gpu::GptModel> model;
   std::unique_ptr<Trainer> trainer;
+  // The checkpoint drill (train/checkpoint_drill.h): saved during the main run, restored and
+  // resumed at the end of the phase. Out here with the others: its pinned staging buffer must
+  // not be freed after a fault either (cudaFreeHost waits for the device, and a collective
+  // stuck on a hung rank would make that wait for ever).
+  std::unique_ptr<train::CheckpointDrill> drill;
   const auto abandon = [&] {
+    (void)drill.release();
     (void)trainer.release();
     (void)model.release();
     (void)rt.release();
@@ -192,9 +198,6 @@ void DdpPhase::train(const train::TokenSource& data) {
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();
     RunSummary summary(ctx_, config_, *model, device_.name, data.loss_floor());
-    // The checkpoint drill (train/checkpoint_drill.h): saved during the main run, restored and
-    // resumed at the end of the phase.
-    std::unique_ptr<train::CheckpointDrill> drill;
     if (config_.checkpoint.enabled)
       drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
                                                        trainer->state());

@@ -9,7 +9,8 @@
 # how the step ended.
 # Setup: tests/gpu/nccl_common.sh.   tests/gpu/train_kill.sh ddp|fsdp-lora [kill|hang]
 #   KILL_RANK [1] (not 0: rank 0 writes the results file), KILL_AFTER steps [5],
-#   TIMEOUT seconds (<phase>.step_timeout_s) [30], MICRO_BATCH [4 for ddp, 1 for fsdp-lora].
+#   TIMEOUT seconds (<phase>.step_timeout_s) [30], MICRO_BATCH [4 for ddp, 1 for fsdp-lora],
+#   FSDP_KEYS (fsdp-lora: more "key: value" lines for its config).
 # fsdp-lora runs Qwen2-7B's shape cut to 2 layers at sequence 1024, so that several ranks fit
 # on one GPU beside each other.
 # shellcheck source=tests/gpu/nccl_common.sh
@@ -26,6 +27,8 @@ case $phase in
   fsdp-lora)
     printf 'fsdp_lora:\n  model: qwen2_7b\n  layers: 2\n  seq_len: 1024\n  steps: %d\n  step_timeout_s: %d\n  equivalence_steps: 0\n  scaling_steps: 0\n' \
       $((after + 20)) "$timeout_s" >"$config"
+    # FSDP_KEYS: more settings, one "key: value" a line (e.g. "gather: nccl").
+    [[ -n ${FSDP_KEYS:-} ]] && sed 's/^/  /' <<<"$FSDP_KEYS" >>"$config"
     shape=(--micro-batch "${MICRO_BATCH:-1}") ;;
   *) die "phase $phase: want ddp or fsdp-lora" ;;
 esac
