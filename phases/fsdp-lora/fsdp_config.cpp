@@ -19,7 +19,7 @@ void refuse_unknown_keys(const Config& c) {
                          "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
                          "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
                          "grad_clip",      "recompute",       "offload",         "memory_headroom_gib", "grad_reduce",
-                         "bucket_mib",     "prefetch_layers", "matmul_autotune", "seed",            "data_vocab",        "data_successors",
+                         "bucket_mib",     "prefetch_layers", "gather", "matmul_autotune", "seed",            "data_vocab",        "data_successors",
                          "data_file",      "checkpoint_dir",  "checkpoint",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
                          "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops"});
   c.refuse_unknown_keys("fsdp_lora.lora", {"rank", "alpha", "dropout", "targets"});
@@ -131,6 +131,9 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
                      fmt::format("'{}': all_reduce or reduce_scatter", d.grad_reduce));
   d.bucket_mib = c.get_positive("fsdp_lora.bucket_mib", d.bucket_mib);
   d.prefetch_layers = c.get_positive("fsdp_lora.prefetch_layers", d.prefetch_layers);
+  d.gather = c.get("fsdp_lora.gather", d.gather);
+  if (d.gather != "nccl" && d.gather != "copy_engine")
+    throw c.error_at(c.find("fsdp_lora.gather"), "fsdp_lora.gather", fmt::format("'{}': nccl or copy_engine", d.gather));
 
   d.seed = c.get("fsdp_lora.seed", d.seed);
   d.data_vocab = c.get_positive("fsdp_lora.data_vocab", d.data_vocab);

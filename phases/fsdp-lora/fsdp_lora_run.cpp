@@ -287,7 +287,11 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
   std::unique_ptr<gpu::FsdpWeights> whole;        // the whole base on this GPU: equivalence, single_gpu
   std::unique_ptr<gpu::FsdpWeights> node_weights;  // the base sharded over this node's ranks
   std::shared_ptr<NcclComm> node_comm;  // out here: after a fault it is aborted before it is dropped
+  // The checkpoint drill (train/checkpoint_drill.h): its pinned staging buffer must not be freed
+  // after a fault either (cudaFreeHost waits for the device, stuck behind a hung rank's collective).
+  std::unique_ptr<train::CheckpointDrill> drill;
   const auto abandon = [&] {
+    (void)drill.release();
     (void)trainer.release();
     (void)model.release();
     (void)weights.release();
@@ -332,16 +336,36 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     model->set_weight_source(weights.get());
     model->set_final_norm(weights->final_norm());
     init_stream.synchronize();
+    // Copy-engine gathers (gpu/peer_shards.h): every rank's shards are complete here. Collective
+    // (under the watchdog: a rank that never comes is a hang); the same outcome on every rank.
+    const auto stop_copy_engine = [&] {
+      if (!weights) return;
+      auto guard = rt->guard({"fsdp-lora: unmapping the other ranks' base shards", all_ranks(W), -1},
+                             config_.step_timeout_s);
+      weights->stop_copy_engine();
+    };
+    if (config_.gather == "copy_engine") {
+      auto guard = rt->guard({"fsdp-lora: mapping the other ranks' base shards", all_ranks(W), -1},
+                             config_.step_timeout_s);
+      const std::string why = weights->use_copy_engine(world_.node_count() == 1);
+      if (why.empty())
+        log_rank0("fsdp-lora: gathers by copy engine: every rank maps the other {} ranks' shards (CUDA IPC) and copies "
+                  "them out of their GPUs, no NCCL kernel beside the compute",
+                  W - 1);
+      else
+        log_rank0("fsdp-lora: gathers by NCCL: fsdp_lora.gather is copy_engine, but {}", why);
+    }
     const std::uint64_t base_before = weights->base_checksum(init_stream);  // frozen: must not change
     log_rank0("fsdp-lora: {} ({} layers, {} base parameters, {} LoRA parameters rank {} on {}), {} x {} tokens per GPU "
               "per micro-step, {} micro-steps per step, {} GPU(s); base shard {:.2f} GiB per GPU, gather buffers {:.2f} "
-              "GiB, model buffers {:.2f} GiB; attention: {}; data: {}",
+              "GiB, model buffers {:.2f} GiB; attention: {}; gathers: {}; data: {}",
               config_.model, model_config.layers, base_parameter_count(model_config),
               lora_parameter_count(model_config, config_.lora), config_.lora.rank, config_.lora_targets,
               config_.micro_batch, config_.seq_len, config_.grad_accum, W,
               static_cast<double>(shards.rank_base_bytes()) / kGiB,
               static_cast<double>(weights->device_bytes() - shards.rank_base_bytes()) / kGiB,
-              static_cast<double>(model->device_bytes()) / kGiB, model->attention_name(), data->describe());
+              static_cast<double>(model->device_bytes()) / kGiB, model->attention_name(), weights->gather_engine(),
+              data->describe());
     // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed).
     const std::vector<float> lora_init =
         model->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
@@ -351,7 +375,6 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
     // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the
     // base's shards too) saved during the main run, restored and resumed at the end of the phase.
-    std::unique_ptr<train::CheckpointDrill> drill;
     if (config_.checkpoint.enabled) {
       std::vector<train::DeviceStateTensor> state = trainer->state();
       if (config_.checkpoint.include_base) {
@@ -404,6 +427,10 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     // 5. The checkpoint: the filesystem's yardstick, the restore, the resumed steps, on the
     // all-GPU run's sharded base (before it is freed for the whole one below).
     const LoraSnapshot sharded = trainer->snapshot();  // rank 0: the all-GPU run after equivalence_steps
+    // A restore writes this rank's shards: no other rank may be reading them. The resumed steps
+    // gather by NCCL, so their bit-equality with the main run also checks the copy engine's
+    // gathers against NCCL's.
+    stop_copy_engine();
     if (drill) {
       std::vector<train::StepRecord> main_steps;
       for (const FsdpStepRecord& r : main_run.steps) main_steps.push_back(r.time);
@@ -431,6 +458,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     // sharding's) over other bases. The all-GPU run's sharded base goes first, so that the whole
     // base fits beside the model's buffers where the memory allows: one GPU's training footprint
     // (the 7B shape's 15.2 GB base fits beside the model on an 80 GB GPU).
+    stop_copy_engine();
     weights.reset();
     std::string no_room;  // why the whole base does not fit (some rank), or ""
     if (equivalence || scaling) {

@@ -99,8 +99,8 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   const double g_bytes = median_after(gather_bytes, config_.timing_skip);
   // Per rank: the gathers are this GPU's communication (a slow link shows on its ranks).
   out.measure("gather", "gather_ms", g_ms, "ms", scale).message =
-      fmt::format("all-gathers of the frozen base per step on the communication stream (median over steps {}..)",
-                  config_.timing_skip + 1);
+      fmt::format("gathers of the frozen base per step ({}) on the communication stream (median over steps {}..)",
+                  run.gather_engine, config_.timing_skip + 1);
   out.measure("gather", "exposed_ms", g_exposed, "ms", scale).message =
       "per step, time the compute stream waited for a gather (not hidden behind compute)";
   out.measure("gather", "hidden_pct", hidden_percent(g_ms, g_exposed), "%", scale);

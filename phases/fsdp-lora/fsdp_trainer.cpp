@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <span>
 
 #include <fmt/format.h>
@@ -28,6 +29,9 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
       init_(std::move(lora_init)),
       max_micro_(std::max(max_micro, config.grad_accum)),
       optimizer_(model.lora_layout().total()),
+      grad_reduce_(plan_lora_buckets(model.lora_layout().layer_starts(),
+                                     static_cast<std::size_t>(config.bucket_mib * 1024 * 1024 / sizeof(float))),
+                   model.lora_grads(), runtime),
       host_losses_(static_cast<std::size_t>(max_micro_) * static_cast<std::size_t>(model.B()) *
                    static_cast<std::size_t>(model.T())),
       staging_(static_cast<std::size_t>(max_micro_) * 2 * static_cast<std::size_t>(model.B()) *
@@ -78,6 +82,7 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   run = FsdpRun{};
   run.label = spec.label;
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  run.gather_engine = weights_->gather_engine();
   Progress progress(spec.steps - spec.first_step + 1);
   const int micro = spec.shards.empty() ? config_.grad_accum : static_cast<int>(spec.shards.size());
   const double tokens = static_cast<double>(model_.B()) * model_.T() * micro;
@@ -149,6 +154,10 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     weights_->begin_step();
     model_.zero_lora_grads(stream_);
     const float loss_scale = 1.0f / static_cast<float>(micro * ranks);
+    // The last micro-batch's backward launches the gradient buckets as it finishes their layers.
+    const bool reduce = spec.comm && ranks > 1;
+    if (reduce) grad_reduce_.begin(spec.comm, weights_->comm_stream(), ctx);
+    const std::function<void(int)> bucket_cue = [&](int layer) { grad_reduce_.layer_done(layer, stream_); };
     for (int m = 0; m < micro; ++m) {
       const auto i = static_cast<std::size_t>(m);
       micro_start_[i]->record(stream_);
@@ -158,23 +167,16 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
           static_cast<std::uint64_t>(step_index - 1) * static_cast<std::uint64_t>(accum) +
           static_cast<std::uint64_t>(dropout_micro(shards[i], accum));
       const int* tokens = staging_.get() + i * 2 * N;
+      const bool last = m == micro - 1;
       model_.enqueue_forward_backward(std::span<const int>(tokens, N), std::span<const int>(tokens + N, N), key_step,
-                                      config_.seed, stream_, loss_scale);
+                                      config_.seed, stream_, loss_scale,
+                                      reduce && last ? bucket_cue : std::function<void(int)>{});
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_losses_.get() + i * N, model_.losses(), N * sizeof(float),
                                            cudaMemcpyDeviceToHost, stream_));
       micro_end_[i]->record(stream_);
     }
     backward_done_.record(stream_);
-    if (spec.comm && ranks > 1) {
-      NvtxRange ar("LoRA gradients all_reduce");
-      const cudaStream_t comm_stream = weights_->comm_stream();
-      GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream, backward_done_.get(), 0));
-      runtime_.check(ncclAllReduce(model_.lora_grads(), model_.lora_grads(), model_.lora_layout().total(), ncclFloat,
-                                   ncclSum, spec.comm, comm_stream),
-                     spec.comm, ctx, "ncclAllReduce of the LoRA gradients");
-      reduced_.record(comm_stream);
-      GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, reduced_.get(), 0));
-    }
+    if (reduce) grad_reduce_.join(stream_);
     comm_joined_.record(stream_);
     optimizer_step(step_index);
     optimizer_.fetch_norm(stream_);

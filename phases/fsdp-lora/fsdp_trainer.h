@@ -10,8 +10,10 @@
 // grad_accum micro-batches, on every rank the same bits (replicas stay bitwise equal). A run of
 // one rank may replay N ranks' micro-batches instead (FsdpTrainSpec::shards, each scaled
 // 1 / (N x grad_accum)): the equivalence check's single-GPU side. The
-// all-reduce runs on FsdpWeights' communication stream after the last backward: the gathers and
-// it are one ordered sequence on the one communicator.
+// all-reduce is cut into buckets of consecutive layers (fsdp_lora.bucket_mib, lora_grad_reduce.h),
+// each launched on FsdpWeights' communication stream as soon as the last micro-batch's backward
+// has finished its layers: the gathers and the reductions are one ordered sequence on the one
+// communicator, and only layer 0's bucket is left after the backward.
 #pragma once
 
 #include <functional>
@@ -27,6 +29,7 @@
 #include "fsdp-lora/fsdp_config.h"
 #include "fsdp-lora/gpu/fsdp_weights.h"
 #include "fsdp-lora/gpu/qwen_model.h"
+#include "fsdp-lora/lora_grad_reduce.h"
 #include "train/clipped_adamw.h"
 #include "train/step_timing.h"
 #include "train/token_source.h"
@@ -45,6 +48,7 @@ struct FsdpStepRecord {
 struct FsdpRun {
   std::string label;
   int comm_size = 1;
+  std::string gather_engine;  // how the base was gathered: "NCCL" or "copy engine" (FsdpWeights)
   std::vector<FsdpStepRecord> steps;
   int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
   double peak_used_bytes = 0;    // device memory in use (cudaMemGetInfo) at the end of the busiest step
@@ -118,9 +122,10 @@ class FsdpTrainer {
 
   CudaStream stream_;
   train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (lora total)
+  LoraGradReduce grad_reduce_;           // the LoRA gradients' buckets, all-reduced during backward
   PinnedBuffer<float> host_losses_;      // (max_micro, B*T)
   std::vector<std::unique_ptr<CudaEvent>> micro_start_, micro_end_;
-  CudaEvent step_start_, backward_done_, reduced_, comm_joined_, step_end_;
+  CudaEvent step_start_, backward_done_, comm_joined_, step_end_;
   // This step's micro-batches, (max_micro, 2, B*T) tokens then targets, pinned so the model's
   // uploads are truly asynchronous (a pageable copy can hold the host until the stream gets
   // there, outside RankRuntime's bounded waits); rewritten only after the step's end was waited for.

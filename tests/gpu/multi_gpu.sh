@@ -15,14 +15,15 @@
 #   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
 #             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
 #   base      tests/gpu/fsdp_base_paths.sh on all GPUs: fsdp-lora's base read from a Hugging Face
-#             checkpoint directory (its own random base written as one) and offloaded to pinned
-#             host memory each train bit for bit as the seed's base on the GPU
+#             checkpoint directory (its own random base written as one), offloaded to pinned
+#             host memory, and gathered by NCCL instead of the copy engine each train bit for
+#             bit as the seed's base on the GPU
 #   ckpt      tests/gpu/checkpoint.sh: the checkpoint drill beside dd on this filesystem, then
 #             fsdp-lora's with include_base on all GPUs (CKPT_RANKS)
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
 #   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
 #   fsdp_vars PHASE=fsdp-lora FULL=1 tests/gpu/ddp_variants.sh FSDP_VARIANTS at 28 layers: fsdp-lora's
-#             scaling with NCCL held to fewer CTAs beside the compute, or gathering further ahead
+#             scaling with the copy-engine gathers (the default) against NCCL's, or gathering further ahead
 #   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
 # On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
 # files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipeline's report in $OUT/report-quick/ (a device
@@ -40,9 +41,10 @@ ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests pipeline ddp fsdp fsdp_nr nccl base ckpt variants fsdp1 fsdp_vars)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
-# On four H200s fsdp-lora's gathers were 99.9% hidden and its compute 4.5% slower beside them
-# (docs/performance.md): fewer CTAs for NCCL may leave the compute more SMs and stay hidden.
-FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 cta8:NCCL_MAX_CTAS=8:layers=28 cta4:NCCL_MAX_CTAS=4:layers=28 pf2::layers=28,prefetch_layers=2"}
+# fsdp-lora's gathers are hidden; what costs is the compute slowed beside NCCL's gather kernels.
+# On two H200s the copy-engine gathers (the default) gave 1-1.5% of it back; fewer NCCL CTAs
+# did not (docs/performance.md). The default against NCCL's, and two layers gathered ahead.
+FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 nccl::layers=28,gather=nccl pf2::layers=28,prefetch_layers=2"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
 nvidia-smi --query-gpu=index,name,memory.total,power.limit --format=csv,noheader

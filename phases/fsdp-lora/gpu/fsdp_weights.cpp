@@ -161,6 +161,23 @@ const bf16* FsdpWeights::shard_of(const Use& use) const {
   return layers_at() + sz(static_cast<std::uint64_t>(use.layer) * plan_.layer_shard_elems);
 }
 
+const bf16* FsdpWeights::peer_shard_of(int p, const Use& use) const {
+  // peers_' allocations, as use_copy_engine() listed them: layers, embedding, head.
+  if (use.kind == WeightKind::embedding) return static_cast<const bf16*>(peers_.at(p, 1));
+  if (use.kind == WeightKind::head) return static_cast<const bf16*>(peers_.at(p, 2));
+  return static_cast<const bf16*>(peers_.at(p, 0)) + sz(static_cast<std::uint64_t>(use.layer) * plan_.layer_shard_elems);
+}
+
+std::string FsdpWeights::use_copy_engine(bool one_node) {
+  if (offload_) return "offload: cpu keeps the shards in host memory, which another process cannot map";
+  if (world_ == 1) return "one rank: nothing to gather";
+  if (!one_node) return "the ranks span several nodes";
+  void* const mine[] = {layers_.get(), embedding_.get(), head_.get()};
+  return peers_.open(comm_, rank_, world_, mine, comm_stream_);
+}
+
+void FsdpWeights::stop_copy_engine() { peers_.close(comm_, comm_stream_); }
+
 std::size_t FsdpWeights::shard_elems(const Use& use) const {
   if (use.kind == WeightKind::layer) return sz(plan_.layer_shard_elems);
   return vocab_shard_elems();
@@ -200,8 +217,9 @@ void FsdpWeights::issue_ahead(long long current) {
 void FsdpWeights::gather(long long u, int buffer) {
   const Use& use = use_at(u);
   Buffer* b = buffer >= 0 ? layer_buffers_[static_cast<std::size_t>(buffer)].get() : vocab_buffer_.get();
-  NvtxRange range(use.kind == WeightKind::layer ? fmt::format("all_gather layer {}", use.layer)
-                                                : fmt::format("all_gather {}", kind_name(use.kind)));
+  const char* how = peers_.is_open() ? "copy-engine gather" : "all_gather";
+  NvtxRange range(use.kind == WeightKind::layer ? fmt::format("{} layer {}", how, use.layer)
+                                                : fmt::format("{} {}", how, kind_name(use.kind)));
   // The buffer's previous reader on the compute stream must be done before it is overwritten.
   if (b->freed_once) GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, b->free.get(), 0));
   Timed t{event(), event(), 0, true};
@@ -213,6 +231,11 @@ void FsdpWeights::gather(long long u, int buffer) {
     bf16* mine = b->mem.get() + static_cast<std::size_t>(rank_) * count;
     GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(mine, shard_of(use), count * sizeof(bf16), cudaMemcpyHostToDevice, comm_stream_));
     if (world_ > 1) GPUACCEPT_NCCL_CHECK(ncclAllGather(mine, b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
+  } else if (peers_.is_open()) {
+    // Each rank's shard into its slot, in rank order, by the copy engine (its own too).
+    for (int p = 0; p < world_; ++p)
+      GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(b->mem.get() + static_cast<std::size_t>(p) * count, peer_shard_of(p, use),
+                                           count * sizeof(bf16), cudaMemcpyDeviceToDevice, comm_stream_));
   } else {
     GPUACCEPT_NCCL_CHECK(ncclAllGather(shard_of(use), b->mem.get(), count, ncclBfloat16, comm_, comm_stream_));
   }

@@ -22,6 +22,12 @@
 // unified addressing (cudaMallocHost memory is device-accessible): the checksum and the random
 // init run their kernels on them, slower but the same bits.
 //
+// Copy-engine gathers (fsdp_lora.gather: copy_engine; gpu/peer_shards.h): on one node, after
+// use_copy_engine() every gather copies each rank's shard straight from that rank's GPU memory
+// (CUDA IPC, cudaMemcpyAsync on the communication stream) instead of ncclAllGather: the same
+// bytes in the same places, without NCCL's kernels beside the compute. stop_copy_engine() goes
+// back to NCCL; it must come before any rank writes its shards again or frees them.
+//
 // Every rank issues the same gathers in the same order (the decisions depend only on the order
 // of use, never on timing), as NCCL requires of one communicator. Anything else the caller runs
 // on this communicator must go on comm_stream(), so the order stays one sequence.
@@ -39,6 +45,7 @@
 #include <nccl.h>
 
 #include "cuda/cuda_handles.h"
+#include "fsdp-lora/gpu/peer_shards.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/shard_plan.h"
 #include "train/safetensors_reader.h"
@@ -70,6 +77,16 @@ class FsdpWeights final : public WeightSource {
   // the regions done and their number.
   void init_from_checkpoint(const train::SafetensorsCheckpoint& checkpoint, cudaStream_t stream,
                             const std::function<void(int done, int total)>& progress = {});
+
+  // Collective over the communicator, after every rank's shards are filled and synchronized:
+  // gathers by copy engine from now on. Returns "" when on, otherwise why not (the same on
+  // every rank; gathers stay NCCL's): offloaded shards, one rank, ranks on several nodes
+  // (one_node false), or a rank that could not map another's memory.
+  std::string use_copy_engine(bool one_node);
+  // Collective: waits for the copies in flight, unmaps the other ranks' shards, every rank
+  // past the same point; gathers by NCCL from now on. Nothing to do when not on.
+  void stop_copy_engine();
+  const char* gather_engine() const { return peers_.is_open() ? "copy engine" : "NCCL"; }
 
   const bf16* final_norm() const { return final_norm_.get(); }  // (C), replicated
   const ShardPlan& plan() const { return plan_; }
@@ -130,6 +147,7 @@ class FsdpWeights final : public WeightSource {
 
   const Use& use_at(long long u) const { return schedule_[static_cast<std::size_t>(u % static_cast<long long>(schedule_.size()))]; }
   const bf16* shard_of(const Use& use) const;
+  const bf16* peer_shard_of(int p, const Use& use) const;  // rank p's, through peers_
   std::size_t shard_elems(const Use& use) const;
   // Issues the gathers from issued_ on while they are within prefetch_layers decoder layers
   // after use `current` and their buffer is free; in order, so every rank issues the same ones.
@@ -160,6 +178,7 @@ class FsdpWeights final : public WeightSource {
   std::vector<std::unique_ptr<Buffer>> layer_buffers_;  // prefetch + 1 full padded layers (gathered_)
   std::unique_ptr<Buffer> vocab_buffer_;                // (N x rows_per_rank, C) (gathered_)
   CudaStream comm_stream_;
+  PeerShards peers_;  // the other ranks' layers, embedding and head shards, mapped (copy engine)
 
   long long next_use_ = 0;  // the use the next acquire() must be
   long long issued_ = 0;    // uses whose gather has been issued

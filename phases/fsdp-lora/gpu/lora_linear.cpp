@@ -44,6 +44,14 @@ const LoraSlot* LoraLayout::find(int layer, Projection target) const {
   return nullptr;
 }
 
+std::vector<std::size_t> LoraLayout::layer_starts() const {
+  std::vector<std::size_t> starts;
+  const std::size_t per_layer = targets_.size();
+  for (int l = 0; l < layers_; ++l) starts.push_back(l == 0 ? 0 : slots_[static_cast<std::size_t>(l) * per_layer].a_offset);
+  starts.push_back(total_);
+  return starts;
+}
+
 std::vector<float> LoraLayout::flatten(const LoraWeights& adapters) const {
   if (adapters.layers.size() != static_cast<std::size_t>(layers_))
     throw std::invalid_argument(fmt::format("LoraLayout::flatten: {} layers, the layout has {}", adapters.layers.size(), layers_));

@@ -45,6 +45,9 @@ class LoraLayout {
   const std::vector<LoraSlot>& slots() const { return slots_; }
   // The slot of (layer, target), nullptr when target has no adapter.
   const LoraSlot* find(int layer, Projection target) const;
+  // Where each layer's adapters begin: layers + 1 offsets, the last total(); layer l's
+  // adapters and padding are [starts[l], starts[l + 1]) (the gradient buckets' unit).
+  std::vector<std::size_t> layer_starts() const;
 
   // The CPU reference's adapters (or gradients) to the flat layout as fp32 (padding 0), and
   // back. Throw std::invalid_argument when the shapes do not match.

@@ -397,7 +397,8 @@ float QwenLoraModel::forward_backward(std::span<const int> tokens, std::span<con
 }
 
 void QwenLoraModel::enqueue_forward_backward(std::span<const int> tokens, std::span<const int> targets,
-                                             std::uint64_t step, std::uint64_t seed, cudaStream_t s, float loss_scale) {
+                                             std::uint64_t step, std::uint64_t seed, cudaStream_t s, float loss_scale,
+                                             const std::function<void(int layer)>& layer_done) {
   if (!final_norm_) throw std::logic_error("QwenLoraModel: the final norm was not set");
   const int L = config_.layers;
   const DropoutKey key{seed, step, 0, 0};  // layer and target filled in per adapter
@@ -423,6 +424,7 @@ void QwenLoraModel::enqueue_forward_backward(std::span<const int> tokens, std::s
     if (options_.recompute) layer_forward(l, w, Pass::recompute, key, residual(l), nullptr, s);
     layer_backward(l, w, key, residual(l), s);
     source_->release(WeightKind::layer, l, s);
+    if (layer_done) layer_done(l);
   }
 }
 

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -131,9 +132,12 @@ class QwenLoraModel {
                          std::uint64_t seed, cudaStream_t stream, float loss_scale = 1.0f);
   // The same without reading the loss: only enqueues on `stream` (never waits for it), so a
   // trainer can bound its waits itself (RankRuntime); the per-position losses are in losses()
-  // once the stream gets there.
+  // once the stream gets there. layer_done(l), when set, is called (on this thread, at enqueue
+  // time) once layer l's backward is enqueued on `stream`: its adapters' gradients are final
+  // for this micro-batch when `stream` gets there (the gradient buckets' cue).
   void enqueue_forward_backward(std::span<const int> tokens, std::span<const int> targets, std::uint64_t step,
-                                std::uint64_t seed, cudaStream_t stream, float loss_scale = 1.0f);
+                                std::uint64_t seed, cudaStream_t stream, float loss_scale = 1.0f,
+                                const std::function<void(int layer)>& layer_done = {});
   // Evaluation: the mean loss without dropout and without backward; synchronizes `stream`.
   float forward_only(std::span<const int> tokens, std::span<const int> targets, cudaStream_t stream);
   // The per-position losses of the last pass, (B*T) fp32 on the device.

@@ -45,6 +45,7 @@ TEST_CASE("defaults: Qwen2-7B, LoRA r64 on q/k/v/o, recompute, no offload", "[fs
   CHECK(d.offload == "none");
   CHECK_FALSE(d.offload_cpu());
   CHECK(d.grad_reduce == "all_reduce");
+  CHECK(d.gather == "copy_engine");
   CHECK(d.bucket_mib == 25);
   CHECK(d.prefetch_layers == 1);
   CHECK(d.seed == 1234);
@@ -94,6 +95,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   grad_reduce: reduce_scatter
   bucket_mib: 8
   prefetch_layers: 2
+  gather: nccl
   matmul_autotune: false
   seed: 7
   data_vocab: 1000
@@ -138,6 +140,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   CHECK(d.grad_reduce == "reduce_scatter");
   CHECK(d.bucket_mib == 8);
   CHECK(d.prefetch_layers == 2);
+  CHECK(d.gather == "nccl");
   CHECK_FALSE(d.matmul_autotune);
   CHECK(d.seed == 7);
   CHECK(d.data_vocab == 1000);
@@ -236,6 +239,7 @@ TEST_CASE("bad values are refused naming the file, line and key", "[fsdp][config
       {"fsdp_lora:\n  lora:\n    dropout: -0.1\n", "fsdp_lora.lora.dropout", "negative"},
       {"fsdp_lora:\n  lora:\n    targets: qv\n", "fsdp_lora.lora.targets", "'qv'"},
       {"fsdp_lora:\n  lr: 0\n", "fsdp_lora.lr", "positive"},
+      {"fsdp_lora:\n  gather: nvlink\n", "fsdp_lora.gather", "nccl or copy_engine"},
       {"fsdp_lora:\n  beta1: 1.0\n", "fsdp_lora.beta1", "[0, 1)"},
       {"fsdp_lora:\n  beta2: -0.5\n", "fsdp_lora.beta2", "negative"},
       {"fsdp_lora:\n  eps: 0\n", "fsdp_lora.eps", "positive"},

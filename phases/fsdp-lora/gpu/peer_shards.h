@@ -1,0 +1,52 @@
+// The other ranks' shards of the frozen base, mapped into this process with CUDA IPC, so that a
+// gather can copy them straight out of their GPUs' memory with the copy engines: no kernel, so
+// no SM taken from the layers computing beside it (fsdp_lora.gather: copy_engine). NCCL's
+// all-gather runs as kernels on some of the SMs, and the matmuls beside it slow down by more
+// than the SMs it holds (docs/performance.md); a copy engine moves the same bytes without them.
+// Only for the ranks of one node whose GPUs can map each other's memory.
+//
+// The shards are frozen, so reading them needs no handshake with their owner step by step. What
+// does need one is the start (every owner has filled its shards) and the end (no rank still
+// reads a shard its owner is about to write, in a checkpoint restore, or to free): open() and
+// close() are collective over the communicator and end with every rank past the same point.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+namespace gpuaccept::fsdp::gpu {
+
+class PeerShards {
+ public:
+  PeerShards() = default;
+  ~PeerShards();  // unmaps what is still mapped, without a barrier (the phase calls close())
+  PeerShards(const PeerShards&) = delete;
+  PeerShards& operator=(const PeerShards&) = delete;
+
+  // Collective over `comm` (rank of world). mine: this rank's allocations, each the start of
+  // a cudaMalloc, the same number on every rank, their contents complete (the caller has
+  // synchronized their writes). Exchanges the IPC handles on `stream` and maps every other
+  // rank's. Returns "" when every rank mapped every other's; otherwise why not, naming the
+  // ranks (the same text on every rank), and nothing stays mapped.
+  std::string open(ncclComm_t comm, int rank, int world, std::span<void* const> mine, cudaStream_t stream);
+  // Collective: waits for `stream` (the copies reading the peers' shards), unmaps them, and
+  // returns once every rank has done so.
+  void close(ncclComm_t comm, cudaStream_t stream);
+  bool is_open() const { return open_; }
+  // Rank p's allocation i (this rank's own for p == rank).
+  const void* at(int p, int i) const { return ptrs_[static_cast<std::size_t>(p * count_ + i)]; }
+
+ private:
+  void unmap();
+
+  bool open_ = false;
+  int rank_ = 0, world_ = 0, count_ = 0;
+  std::vector<void*> ptrs_;   // (world, count)
+  std::vector<char> mapped_;  // (world, count): opened here through IPC, to be closed
+};
+
+}  // namespace gpuaccept::fsdp::gpu

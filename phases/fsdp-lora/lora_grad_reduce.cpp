@@ -1,0 +1,44 @@
+#include "fsdp-lora/lora_grad_reduce.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
+
+namespace gpuaccept::fsdp {
+
+LoraGradReduce::LoraGradReduce(std::vector<LoraBucket> buckets, float* grads, RankRuntime& runtime)
+    : buckets_(std::move(buckets)), grads_(grads), runtime_(runtime) {
+  if (buckets_.empty()) throw std::invalid_argument("LoraGradReduce: no buckets");
+}
+
+void LoraGradReduce::begin(ncclComm_t comm, cudaStream_t comm_stream, const WaitContext& ctx) {
+  comm_ = comm;
+  comm_stream_ = comm_stream;
+  ctx_ = ctx;
+  next_ = 0;
+}
+
+void LoraGradReduce::layer_done(int layer, cudaStream_t compute) {
+  if (next_ >= buckets_.size() || buckets_[next_].low_layer != layer) return;
+  const LoraBucket& b = buckets_[next_];
+  NvtxRange range(fmt::format("LoRA gradients all_reduce, layers {}-{}", b.low_layer, b.high_layer));
+  ready_.record(compute);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_.get(), 0));
+  runtime_.check(ncclAllReduce(grads_ + b.offset, grads_ + b.offset, b.count, ncclFloat, ncclSum, comm_, comm_stream_),
+                 comm_, ctx_, "ncclAllReduce of the LoRA gradients");
+  ++next_;
+}
+
+void LoraGradReduce::join(cudaStream_t compute) {
+  if (next_ != buckets_.size())
+    throw std::logic_error(fmt::format("LoraGradReduce: {} of {} buckets launched this step (backward stopped at "
+                                       "layer {}?)",
+                                       next_, buckets_.size(), next_ < buckets_.size() ? buckets_[next_].low_layer : -1));
+  reduced_.record(comm_stream_);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(compute, reduced_.get(), 0));
+}
+
+}  // namespace gpuaccept::fsdp
