@@ -344,7 +344,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                              config_.step_timeout_s);
       weights->stop_copy_engine();
     };
-    if (config_.gather == "copy_engine") {
+    if (config_.gather == "copy_engine" && W > 1) {
       auto guard = rt->guard({"fsdp-lora: mapping the other ranks' base shards", all_ranks(W), -1},
                              config_.step_timeout_s);
       const std::string why = weights->use_copy_engine(world_.node_count() == 1);

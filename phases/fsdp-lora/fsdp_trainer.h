@@ -48,7 +48,7 @@ struct FsdpStepRecord {
 struct FsdpRun {
   std::string label;
   int comm_size = 1;
-  std::string gather_engine;  // how the base was gathered: "NCCL" or "copy engine" (FsdpWeights)
+  std::string gather_engine;  // how the base was gathered (FsdpWeights::gather_engine)
   std::vector<FsdpStepRecord> steps;
   int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
   double peak_used_bytes = 0;    // device memory in use (cudaMemGetInfo) at the end of the busiest step

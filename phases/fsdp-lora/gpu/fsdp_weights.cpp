@@ -178,6 +178,13 @@ std::string FsdpWeights::use_copy_engine(bool one_node) {
 
 void FsdpWeights::stop_copy_engine() { peers_.close(comm_, comm_stream_); }
 
+const char* FsdpWeights::gather_engine() const {
+  if (!gathered_) return "none: one rank holds the whole base";
+  if (peers_.is_open()) return "copy engine";
+  if (offload_) return world_ > 1 ? "host-to-device copy, then NCCL" : "host-to-device copy";
+  return "NCCL";
+}
+
 std::size_t FsdpWeights::shard_elems(const Use& use) const {
   if (use.kind == WeightKind::layer) return sz(plan_.layer_shard_elems);
   return vocab_shard_elems();

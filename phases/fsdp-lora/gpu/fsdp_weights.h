@@ -86,7 +86,8 @@ class FsdpWeights final : public WeightSource {
   // Collective: waits for the copies in flight, unmaps the other ranks' shards, every rank
   // past the same point; gathers by NCCL from now on. Nothing to do when not on.
   void stop_copy_engine();
-  const char* gather_engine() const { return peers_.is_open() ? "copy engine" : "NCCL"; }
+  // How a gather assembles a layer now, for logs and records.
+  const char* gather_engine() const;
 
   const bf16* final_norm() const { return final_norm_.get(); }  // (C), replicated
   const ShardPlan& plan() const { return plan_; }
