@@ -372,6 +372,13 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
     trainer = std::make_unique<FsdpTrainer>(*model, *weights, config_, *data, *rt, lora_init,
                                             equivalence ? W * accum : accum);
     trainer_ = trainer.get();
+    if (W > 1) {
+      const std::vector<LoraBucket>& buckets = trainer->grad_buckets();
+      log_rank0("fsdp-lora: LoRA gradients all-reduced in {} bucket(s) of about {} MiB during the backward, the "
+                "first after layer {}, the last layer 0's alone ({:.1f} MiB)",
+                buckets.size(), config_.bucket_mib, buckets.front().low_layer,
+                static_cast<double>(buckets.back().count * sizeof(float)) / (1 << 20));
+    }
     FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
     // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the
     // base's shards too) saved during the main run, restored and resumed at the end of the phase.

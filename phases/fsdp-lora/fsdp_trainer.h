@@ -107,6 +107,8 @@ class FsdpTrainer {
   void state_restored();
   // The last run's snapshot (FsdpTrainSpec::snapshot_step).
   const LoraSnapshot& snapshot() const { return snapshot_; }
+  // The LoRA gradients' buckets (lora_buckets.h), in the order backward launches them.
+  const std::vector<LoraBucket>& grad_buckets() const { return grad_reduce_.buckets(); }
 
  private:
   gpu::QwenLoraModel& model_;
