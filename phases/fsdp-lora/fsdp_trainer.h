@@ -6,7 +6,7 @@
 // abort notices), so a dead or hung rank ends the run with a Fault instead of a hang.
 //
 // Gradient averaging: each micro-batch's backward is scaled by 1 / (grad_accum x N) (the model's
-// loss_scale), so one ncclAllReduce sum over the N ranks leaves the mean gradient of all N x
+// loss_scale), so an ncclAllReduce sum over the N ranks leaves the mean gradient of all N x
 // grad_accum micro-batches, on every rank the same bits (replicas stay bitwise equal). A run of
 // one rank may replay N ranks' micro-batches instead (FsdpTrainSpec::shards, each scaled
 // 1 / (N x grad_accum)): the equivalence check's single-GPU side. The

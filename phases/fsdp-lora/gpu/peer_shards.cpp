@@ -42,14 +42,22 @@ std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<voi
   rank_ = rank;
   world_ = world;
   count_ = static_cast<int>(mine.size());
+  // A failure here is reported like one to map, below: every rank still takes part in both
+  // exchanges, so none waits for another that gave up.
+  std::string error;  // this rank's first failure
   std::vector<cudaIpcMemHandle_t> handles(mine.size());
-  for (std::size_t i = 0; i < mine.size(); ++i) GPUACCEPT_CUDA_CHECK(cudaIpcGetMemHandle(&handles[i], mine[i]));
+  for (std::size_t i = 0; i < mine.size() && error.empty(); ++i) {
+    const cudaError_t rc = cudaIpcGetMemHandle(&handles[i], mine[i]);
+    if (rc != cudaSuccess) {
+      (void)cudaGetLastError();
+      error = fmt::format("cudaIpcGetMemHandle of its own shard {}: {}", i, cudaGetErrorString(rc));
+    }
+  }
   const std::size_t bytes = handles.size() * sizeof(cudaIpcMemHandle_t);
   const std::vector<char> all = all_gather_bytes(handles.data(), bytes, world, comm, stream);
 
   ptrs_.assign(static_cast<std::size_t>(world * count_), nullptr);
   mapped_.assign(ptrs_.size(), 0);
-  std::string error;  // this rank's first failure
   for (int p = 0; p < world; ++p)
     for (int i = 0; i < count_; ++i) {
       const std::size_t k = static_cast<std::size_t>(p * count_ + i);
