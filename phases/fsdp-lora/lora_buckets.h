@@ -1,5 +1,5 @@
 // Which LoRA gradients are all-reduced together, and when. The flat LoRA buffer is layer-major
-// (gpu/lora_linear.h's LoraLayout): layer l's adapters and their padding are one contiguous
+// (lora_layout.h): layer l's adapters and their padding are one contiguous
 // range, [layer_starts[l], layer_starts[l + 1]). Backward finishes the layers from the last to
 // the first, so a bucket is a run of consecutive layers, closed once it holds bucket_elements,
 // and all-reduced as soon as backward has finished its lowest layer: the reduction of layers

@@ -265,10 +265,10 @@ void test_gemm_mapping() {
 }
 
 void test_lora_layout(const std::string& name, const fs::QwenConfig& c, const fs::LoraConfig& lora) {
-  const kg::LoraLayout layout(c, lora);
+  const gpuaccept::fsdp::LoraLayout layout(c, lora);
   bool ok = layout.parameters() == fs::lora_parameter_count(c, lora) && layout.total() % fs::kTensorAlignElems == 0;
   std::size_t end = 0;
-  for (const kg::LoraSlot& s : layout.slots()) {
+  for (const gpuaccept::fsdp::LoraSlot& s : layout.slots()) {
     ok = ok && s.a_offset % fs::kTensorAlignElems == 0 && s.b_offset % fs::kTensorAlignElems == 0;
     ok = ok && s.a_offset >= end && s.b_offset >= s.a_offset + static_cast<std::size_t>(lora.rank) * s.in;
     end = s.b_offset + static_cast<std::size_t>(s.out) * lora.rank;
