@@ -50,8 +50,10 @@ struct FsdpConfig {
   double memory_headroom_gib = 2.0; // fsdp_lora.memory_headroom_gib: GPU memory left free when planning (GiB)
   // Communication
   std::string grad_reduce = "all_reduce";  // fsdp_lora.grad_reduce: LoRA gradients all-reduced (every rank
-                                           // steps every adapter) or reduce-scattered (each rank steps its
-                                           // 1/N, then the updated adapters are all-gathered)
+                                           // steps every adapter) or reduce_scatter (each bucket reduced onto
+                                           // the ranks owning its parts; each rank clips by the global norm and
+                                           // steps its 1/N with AdamW moments for that slice only, then the
+                                           // updated slices are broadcast: fsdp_trainer.h)
   double bucket_mib = 25;           // fsdp_lora.bucket_mib: fp32 LoRA gradients per collective (MiB)
   int prefetch_layers = 1;          // fsdp_lora.prefetch_layers: layers gathered ahead of the one computing
   std::string gather = "copy_engine";  // fsdp_lora.gather: how the base's layers are gathered:

@@ -42,13 +42,6 @@ std::vector<int> all_ranks(int size) {
   return r;
 }
 
-// What the phase does not do yet, as a refusal before any GPU work (InputError: the operator's
-// configuration asks for it).
-void refuse_unimplemented(const FsdpConfig& c) {
-  if (c.grad_reduce != "all_reduce")
-    throw InputError("fsdp_lora.grad_reduce: reduce_scatter is not implemented yet; use all_reduce");
-}
-
 class FsdpLoraPhase {
  public:
   FsdpLoraPhase(PhaseContext& ctx, const FsdpConfig& config)
@@ -176,7 +169,6 @@ void FsdpLoraPhase::run() {
 }
 
 void FsdpLoraPhase::run_checks() {
-  refuse_unimplemented(config_);
   open_base_checkpoint();
   device_ = choose_rank_device(world_);
   // Every rank takes part, with a GPU or not, so that all decide the same.
@@ -198,7 +190,8 @@ void FsdpLoraPhase::run_checks() {
   const QwenConfig model = config_.model_config();
   const ShardPlan shards = make_shard_plan(model, world_.size());
   const MemoryPlan plan = plan_memory(model, config_.lora, shards, config_.micro_batch, config_.seq_len,
-                                      config_.recompute, config_.offload_cpu(), config_.prefetch_layers);
+                                      config_.recompute, config_.offload_cpu(), config_.prefetch_layers,
+                                      config_.grad_reduce == "reduce_scatter");
   if (!check_memory_plan(plan)) {
     for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
       results_.check(test, Status::Skip, "not run: the memory plan does not fit (memory_plan)");

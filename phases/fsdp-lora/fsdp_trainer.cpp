@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <span>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -28,10 +29,13 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
       runtime_(runtime),
       init_(std::move(lora_init)),
       max_micro_(std::max(max_micro, config.grad_accum)),
-      optimizer_(model.lora_layout().total()),
+      optimizer_(config.grad_reduce == "reduce_scatter" && runtime.world().size() > 1
+                     ? lora_slice_stride(model.lora_layout().total(), runtime.world().size(), kLoraSliceAlign)
+                     : model.lora_layout().total()),
       grad_reduce_(plan_lora_buckets(model.lora_layout().layer_starts(),
                                      static_cast<std::size_t>(config.bucket_mib * 1024 * 1024 / sizeof(float))),
                    model.lora_grads(), runtime),
+      scatter_(config.grad_reduce == "reduce_scatter"),
       host_losses_(static_cast<std::size_t>(max_micro_) * static_cast<std::size_t>(model.B()) *
                    static_cast<std::size_t>(model.T())),
       staging_(static_cast<std::size_t>(max_micro_) * 2 * static_cast<std::size_t>(model.B()) *
@@ -47,7 +51,20 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
 
 std::vector<train::DeviceStateTensor> FsdpTrainer::state() {
   const std::size_t n = model_.lora_layout().total();
+  const int W = runtime_.world().size();
+  if (scatter_ && W > 1) {
+    // Each rank's moments are its slice's only: saved as shards (restored on W ranks only).
+    const std::size_t all = optimizer_.size() * static_cast<std::size_t>(W);
+    return {{"lora_master", model_.lora_master(), n},
+            {"adam_m", optimizer_.m(), all, train::Dtype::f32, /*sharded=*/true},
+            {"adam_v", optimizer_.v(), all, train::Dtype::f32, /*sharded=*/true}};
+  }
   return {{"lora_master", model_.lora_master(), n}, {"adam_m", optimizer_.m(), n}, {"adam_v", optimizer_.v(), n}};
+}
+
+std::size_t FsdpTrainer::moment_elements(int ranks) const {
+  const std::size_t n = model_.lora_layout().total();
+  return scatter_ && ranks > 1 ? lora_slice_stride(n, ranks, kLoraSliceAlign) : n;
 }
 
 void FsdpTrainer::state_restored() {
@@ -72,9 +89,15 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   model_.set_weight_source(weights_);
   model_.set_final_norm(weights_->final_norm());
   snapshot_ = LoraSnapshot{};
+  const int run_ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
   if (!spec.resume) {
     model_.upload_lora(init_, stream_);
+    optimizer_.resize(moment_elements(run_ranks), stream_);
     optimizer_.reset(stream_);
+  } else if (optimizer_.size() != moment_elements(run_ranks)) {
+    throw std::logic_error(fmt::format("FsdpTrainer: run '{}' resumes with {} ranks, its AdamW moments were sized "
+                                       "for another number",
+                                       spec.label, run_ranks));
   }
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
@@ -156,7 +179,7 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     const float loss_scale = 1.0f / static_cast<float>(micro * ranks);
     // The last micro-batch's backward launches the gradient buckets as it finishes their layers.
     const bool reduce = spec.comm && ranks > 1;
-    if (reduce) grad_reduce_.begin(spec.comm, weights_->comm_stream(), ctx);
+    if (reduce) grad_reduce_.begin(spec.comm, ranks, scatter_, weights_->comm_stream(), ctx);
     const std::function<void(int)> bucket_cue = [&](int layer) { grad_reduce_.layer_done(layer, stream_); };
     for (int m = 0; m < micro; ++m) {
       const auto i = static_cast<std::size_t>(m);
@@ -177,8 +200,10 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
     }
     backward_done_.record(stream_);
     if (reduce) grad_reduce_.join(stream_);
+    // Step 1's gradients whole on every rank: the equivalence check compares them.
+    if (reduce && scatter_ && step_index == 1) broadcast_slices(model_.lora_grads(), spec, ctx, "gradients");
     comm_joined_.record(stream_);
-    optimizer_step(step_index);
+    optimizer_step(spec, step_index, ctx);
     optimizer_.fetch_norm(stream_);
     step_end_.record(stream_);
   }
@@ -210,17 +235,58 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
   return r;
 }
 
-// Global-norm clipping and AdamW over the whole flat LoRA buffer (its padding has zero
-// gradients and stays zero), all on the device: the clip factor never visits the host.
-void FsdpTrainer::optimizer_step(int t) {
+// Global-norm clipping and AdamW over the flat LoRA buffer (its padding has zero gradients and
+// stays zero), all on the device: the clip factor never visits the host.
+void FsdpTrainer::optimizer_step(const FsdpTrainSpec& spec, int t, const WaitContext& ctx) {
   NvtxRange range("optimizer");
   const std::size_t n = model_.lora_layout().total();
-  optimizer_.clip(model_.lora_grads(), n, static_cast<float>(config_.grad_clip), stream_);
   const train::AdamW h{static_cast<float>(train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup)),
                        static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
                        static_cast<float>(config_.eps), static_cast<float>(config_.weight_decay), t};
-  // The update writes the bf16 copy the matmuls read too (params = bf16(master)).
-  optimizer_.update(model_.lora_master(), model_.lora_params(), model_.lora_grads(), 0, n, h, stream_);
+  const int ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  if (!scatter_ || ranks == 1) {
+    optimizer_.clip(model_.lora_grads(), n, static_cast<float>(config_.grad_clip), stream_);
+    // The update writes the bf16 copy the matmuls read too (params = bf16(master)).
+    optimizer_.update(model_.lora_master(), model_.lora_params(), model_.lora_grads(), 0, n, h, stream_);
+    return;
+  }
+  // This rank's slice (possibly empty at the end of a small buffer).
+  const std::size_t stride = lora_slice_stride(n, ranks, kLoraSliceAlign);
+  const std::size_t off = std::min(n, static_cast<std::size_t>(spec.rank_in_comm) * stride);
+  const std::size_t count = std::min(stride, n - off);
+  optimizer_.sum_squares(model_.lora_grads() + off, count, stream_);
+  {
+    // The global norm: every rank's sum of squares summed (one float, the same bits everywhere).
+    const cudaStream_t comm = weights_->comm_stream();
+    to_comm_.record(stream_);
+    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm, to_comm_.get(), 0));
+    runtime_.check(ncclAllReduce(optimizer_.sumsq(), optimizer_.sumsq(), 1, ncclFloat, ncclSum, spec.comm, comm),
+                   spec.comm, ctx, "ncclAllReduce of the LoRA gradients' squared norm");
+    from_comm_.record(comm);
+    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, from_comm_.get(), 0));
+  }
+  optimizer_.clip_from_sum(static_cast<float>(config_.grad_clip), stream_);
+  optimizer_.update(model_.lora_master() + off, model_.lora_params() + off, model_.lora_grads() + off, 0, count, h,
+                    stream_);
+  broadcast_slices(model_.lora_master(), spec, ctx, "weights");
+  model_.refresh_lora_params(stream_);  // the others' slices: bf16 of the master, as update() writes its own
+}
+
+void FsdpTrainer::broadcast_slices(float* buf, const FsdpTrainSpec& spec, const WaitContext& ctx, const char* what) {
+  NvtxRange range(fmt::format("LoRA {}: slices broadcast", what));
+  const std::size_t n = model_.lora_layout().total();
+  const int ranks = static_cast<int>(spec.comm_ranks.size());
+  const cudaStream_t comm = weights_->comm_stream();
+  to_comm_.record(stream_);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm, to_comm_.get(), 0));
+  const std::string call = fmt::format("ncclBroadcast of the LoRA {} slices", what);
+  runtime_.check(ncclGroupStart(), spec.comm, ctx, call.c_str());
+  for (const OwnedPart& p : owned_parts(0, n, n, ranks, kLoraSliceAlign))
+    runtime_.check(ncclBroadcast(buf + p.offset, buf + p.offset, p.count, ncclFloat, p.rank, spec.comm, comm), spec.comm,
+                   ctx, call.c_str());
+  runtime_.check(ncclGroupEnd(), spec.comm, ctx, call.c_str());
+  from_comm_.record(comm);
+  GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, from_comm_.get(), 0));
 }
 
 }  // namespace gpuaccept::fsdp

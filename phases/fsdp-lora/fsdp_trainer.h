@@ -13,7 +13,11 @@
 // all-reduce is cut into buckets of consecutive layers (fsdp_lora.bucket_mib, lora_grad_reduce.h),
 // each launched on FsdpWeights' communication stream as soon as the last micro-batch's backward
 // has finished its layers: the gathers and the reductions are one ordered sequence on the one
-// communicator, and only layer 0's bucket is left after the backward.
+// communicator, and only layer 0's bucket is left after the backward. With
+// fsdp_lora.grad_reduce: reduce_scatter each bucket is reduced onto the ranks owning its parts
+// only, and each rank clips (by the global norm, its square summed over the ranks) and steps
+// its own slice, keeping AdamW moments for that slice alone; the updated slices are then
+// broadcast, so the replicas stay bitwise equal.
 #pragma once
 
 #include <functional>
@@ -128,13 +132,25 @@ class FsdpTrainer {
   PinnedBuffer<float> host_losses_;      // (max_micro, B*T)
   std::vector<std::unique_ptr<CudaEvent>> micro_start_, micro_end_;
   CudaEvent step_start_, backward_done_, comm_joined_, step_end_;
+  CudaEvent to_comm_, from_comm_;  // the compute and communication streams' hand-overs (reduce_scatter)
+  // fsdp_lora.grad_reduce: reduce_scatter: in a run of several ranks each steps its slice of
+  // the flat LoRA buffer (lora_buckets.h's owned_parts) with AdamW moments for that slice only.
+  bool scatter_;
   // This step's micro-batches, (max_micro, 2, B*T) tokens then targets, pinned so the model's
   // uploads are truly asynchronous (a pageable copy can hold the host until the stream gets
   // there, outside RankRuntime's bounded waits); rewritten only after the step's end was waited for.
   PinnedBuffer<int> staging_;
 
   FsdpStepRecord step(const FsdpTrainSpec& spec, int step_index);
-  void optimizer_step(int t);
+  // The step's clipping and AdamW: over the whole buffer, or (reduce_scatter, several ranks)
+  // over this rank's slice with the norm summed over the ranks, then every rank's updated
+  // slice of the fp32 master broadcast from its owner and the bf16 copy made from it.
+  void optimizer_step(const FsdpTrainSpec& spec, int t, const WaitContext& ctx);
+  // Every rank's slice of `buf` (fp32, the flat layout) from its owner to the others, on the
+  // communication stream between the compute stream's work before and after.
+  void broadcast_slices(float* buf, const FsdpTrainSpec& spec, const WaitContext& ctx, const char* what);
+  // The AdamW moments a run of `ranks` ranks needs: the whole buffer, or one slice.
+  std::size_t moment_elements(int ranks) const;
 };
 
 }  // namespace gpuaccept::fsdp

@@ -1,5 +1,6 @@
 #include "fsdp-lora/lora_buckets.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -28,6 +29,26 @@ std::vector<LoraBucket> plan_lora_buckets(const std::vector<std::size_t>& layer_
   }
   buckets.push_back({0, 0, start(0), start(1) - start(0)});
   return buckets;
+}
+
+std::size_t lora_slice_stride(std::size_t n, int ranks, std::size_t align) {
+  if (ranks < 1 || align == 0)
+    throw std::invalid_argument(fmt::format("lora_slice_stride: {} ranks, alignment {}", ranks, align));
+  const auto N = static_cast<std::size_t>(ranks);
+  const std::size_t per_rank = (n + N - 1) / N;
+  return (per_rank + align - 1) / align * align;
+}
+
+std::vector<OwnedPart> owned_parts(std::size_t offset, std::size_t count, std::size_t n, int ranks, std::size_t align) {
+  const std::size_t stride = lora_slice_stride(n, ranks, align);
+  std::vector<OwnedPart> parts;
+  const std::size_t end = offset + count;
+  for (int r = 0; r < ranks && stride > 0; ++r) {
+    const std::size_t lo = std::max(offset, static_cast<std::size_t>(r) * stride);
+    const std::size_t hi = std::min({end, static_cast<std::size_t>(r + 1) * stride, n});
+    if (hi > lo) parts.push_back({r, lo, hi - lo});
+  }
+  return parts;
 }
 
 }  // namespace gpuaccept::fsdp

@@ -25,4 +25,21 @@ struct LoraBucket {
 // std::invalid_argument on fewer than 2 offsets or decreasing ones.
 std::vector<LoraBucket> plan_lora_buckets(const std::vector<std::size_t>& layer_starts, std::size_t bucket_elements);
 
+// fsdp_lora.grad_reduce: reduce_scatter. Rank r of N owns [r x stride, min((r + 1) x stride, n))
+// of the flat buffer of n elements, stride = ceil(n / N) rounded up to `align` elements (the
+// last ranks' parts may be shorter, or empty): its gradients are reduced onto it, its AdamW
+// moments are the only ones it keeps, and its updated weights go from it to the others.
+// Throws std::invalid_argument when ranks < 1 or align == 0.
+std::size_t lora_slice_stride(std::size_t n, int ranks, std::size_t align);
+// The alignment the phase slices with: the layout's tensor alignment (256 bytes of fp32).
+inline constexpr std::size_t kLoraSliceAlign = 64;
+
+struct OwnedPart {
+  int rank = 0;
+  std::size_t offset = 0, count = 0;  // elements into the flat buffer
+};
+// The non-empty parts of [offset, offset + count) by owner, in rank order (a bucket's
+// reductions, or with (0, n) every rank's slice).
+std::vector<OwnedPart> owned_parts(std::size_t offset, std::size_t count, std::size_t n, int ranks, std::size_t align);
+
 }  // namespace gpuaccept::fsdp

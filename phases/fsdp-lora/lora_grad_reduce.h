@@ -6,7 +6,7 @@
 // on the same communicator could let two ranks run them in different orders, and hang).
 //
 //   LoraGradReduce reduce(plan_lora_buckets(layout.layer_starts(), elements), grads, runtime);
-//   reduce.begin(comm, comm_stream, ctx);                 // before the last micro-batch
+//   reduce.begin(comm, ranks, scatter, comm_stream, ctx);  // before the last micro-batch
 //   model.enqueue_forward_backward(..., [&](int l) { reduce.layer_done(l, compute); });
 //   reduce.join(compute);                                 // compute waits for every bucket
 #pragma once
@@ -28,8 +28,11 @@ class LoraGradReduce {
   // micro-batch's backward was already scaled by 1 / (ranks x micro-batches)).
   LoraGradReduce(std::vector<LoraBucket> buckets, float* grads, RankRuntime& runtime);
 
-  // This step's reductions go to `comm` on `comm_stream`; ctx names them in a Fault.
-  void begin(ncclComm_t comm, cudaStream_t comm_stream, const WaitContext& ctx);
+  // This step's reductions go to `comm` (of `ranks` ranks) on `comm_stream`; ctx names them
+  // in a Fault. scatter (fsdp_lora.grad_reduce: reduce_scatter): each bucket's sum lands only
+  // on the ranks that own its parts (owned_parts, lora_buckets.h: one ncclReduce per owner,
+  // grouped), not on every rank.
+  void begin(ncclComm_t comm, int ranks, bool scatter, cudaStream_t comm_stream, const WaitContext& ctx);
   // Backward has enqueued layer `layer` on `compute` (layers come L-1 .. 0): launches the
   // bucket whose lowest layer it is, after `compute`'s work so far.
   void layer_done(int layer, cudaStream_t compute);
@@ -42,8 +45,11 @@ class LoraGradReduce {
  private:
   std::vector<LoraBucket> buckets_;
   float* grads_;
+  std::size_t total_;  // elements in the flat buffer (the buckets' end)
   RankRuntime& runtime_;
   ncclComm_t comm_ = nullptr;
+  int ranks_ = 1;
+  bool scatter_ = false;
   cudaStream_t comm_stream_ = nullptr;
   WaitContext ctx_;
   std::size_t next_ = 0;  // the next bucket to launch this step

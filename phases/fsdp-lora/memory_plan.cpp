@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "fsdp-lora/lora_buckets.h"
 
 namespace gpuaccept::fsdp {
 
@@ -92,7 +93,7 @@ std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_c
 }  // namespace
 
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
-                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers) {
+                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer) {
   if (micro_batch < 1 || seq_len < 1 || prefetch_layers < 1)
     throw std::invalid_argument(fmt::format("memory plan: micro_batch {}, seq_len {} and prefetch_layers {} must be positive",
                                             micro_batch, seq_len, prefetch_layers));
@@ -126,7 +127,10 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.lora_weights_bf16 = P * kBf16;
   m.lora_master_fp32 = P * kFp32;
   m.lora_grads_fp32 = P * kFp32;
-  m.adam_moments_fp32 = 2 * P * kFp32;
+  // Sliced as the trainer slices the padded buffer; P (no padding) is within one alignment of it.
+  m.shard_optimizer = shard_optimizer && shards.world_size > 1;
+  m.adam_moments_fp32 =
+      2 * (m.shard_optimizer ? lora_slice_stride(P, shards.world_size, kLoraSliceAlign) : P) * kFp32;
 
   const std::uint64_t B = micro_batch, T = seq_len;
   const Dims d{B * T,
@@ -165,7 +169,7 @@ std::vector<MemoryItem> MemoryPlan::gpu_items() const {
       {"LoRA weights bf16", lora_weights_bf16},
       {"LoRA master weights fp32", lora_master_fp32},
       {"LoRA gradients fp32", lora_grads_fp32},
-      {"AdamW m and v fp32", adam_moments_fp32},
+      {shard_optimizer ? "AdamW m and v fp32 (this rank's slice)" : "AdamW m and v fp32", adam_moments_fp32},
       {recompute ? "activations kept (layer inputs)" : "activations kept for backward", activations_kept},
       {"recomputed layer", recomputed_layer},
       {"working buffers", working_buffers},

@@ -38,11 +38,13 @@ struct MemoryPlan {
                                        // their slot of the gather buffers: no staging)
   std::uint64_t layer_gather = 0;      // prefetch_layers + 1 full padded layers
   std::uint64_t vocab_gather = 0;      // the full embedding or head (used at different times: one buffer)
-  // LoRA (every rank steps every adapter: fsdp_lora.grad_reduce all_reduce)
+  // LoRA: weights, master and gradients whole on every rank; the AdamW moments whole too, or
+  // (fsdp_lora.grad_reduce reduce_scatter) of this rank's slice only
   std::uint64_t lora_weights_bf16 = 0; // the copy the matmuls read
   std::uint64_t lora_master_fp32 = 0;  // what AdamW updates
   std::uint64_t lora_grads_fp32 = 0;
   std::uint64_t adam_moments_fp32 = 0; // m and v
+  bool shard_optimizer = false;        // reduce_scatter: the moments are one slice of N
   // Activations (bf16 unless said)
   std::uint64_t layer_input_bytes = 0;       // (B, T, C): what recompute keeps of a layer
   std::uint64_t layer_activation_bytes = 0;  // what backward needs of one layer (memory_plan.cpp lists it)
@@ -67,7 +69,8 @@ struct MemoryPlan {
 
 // Throws std::invalid_argument when micro_batch, seq_len or prefetch_layers is not positive,
 // or the shard plan is for another model.
+// shard_optimizer: fsdp_lora.grad_reduce reduce_scatter (lora_buckets.h's slices).
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
-                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers);
+                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer = false);
 
 }  // namespace gpuaccept::fsdp

@@ -15,8 +15,24 @@ void ClippedAdamW::reset(cudaStream_t stream) {
 }
 
 void ClippedAdamW::clip(const float* grad, std::size_t n, float max_norm, cudaStream_t stream) {
+  sum_squares(grad, n, stream);
+  clip_from_sum(max_norm, stream);
+}
+
+void ClippedAdamW::sum_squares(const float* grad, std::size_t n, cudaStream_t stream) {
   sum_of_squares(sumsq_.get(), partials_.get(), grad, n, stream);
+}
+
+void ClippedAdamW::clip_from_sum(float max_norm, cudaStream_t stream) {
   clip_scale(scale_.get(), norm_.get(), sumsq_.get(), max_norm, stream);
+}
+
+void ClippedAdamW::resize(std::size_t n, cudaStream_t stream) {
+  if (n == m_.size()) return;
+  GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));  // the old moments' last users
+  m_ = DeviceBuffer<float>(n);
+  v_ = DeviceBuffer<float>(n);
+  reset(stream);
 }
 
 void ClippedAdamW::update(float* master, bf16* params, const float* grad, std::size_t offset, std::size_t n,

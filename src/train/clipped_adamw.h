@@ -21,6 +21,15 @@ class ClippedAdamW {
   void reset(cudaStream_t stream);
   // The global norm of grad[0..n) and the clipping factor for max_norm (<= 0: none).
   void clip(const float* grad, std::size_t n, float max_norm, cudaStream_t stream);
+  // The same in two halves, for a gradient sharded over ranks (each holds its part reduced):
+  // this rank's sum of squares into sumsq(), which the caller sums over the ranks in place
+  // (an all-reduce of one float), then the norm and the factor from that sum.
+  void sum_squares(const float* grad, std::size_t n, cudaStream_t stream);
+  void clip_from_sum(float max_norm, cudaStream_t stream);
+  float* sumsq() const { return sumsq_.get(); }
+  // Moments for n parameters from now on (a run that steps a slice of them), zeroed; m() and
+  // v() change. Nothing happens when n is the size already.
+  void resize(std::size_t n, cudaStream_t stream);
   // AdamW on the parameters [offset, offset + n), their gradients scaled by clip()'s factor.
   // master, params and grad point at the first of them; the moments are this object's at offset.
   void update(float* master, bf16* params, const float* grad, std::size_t offset, std::size_t n, const AdamW& h,

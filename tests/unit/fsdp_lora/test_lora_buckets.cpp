@@ -84,3 +84,40 @@ TEST_CASE("lora buckets: uneven layers (padding) and bad offsets") {
   REQUIRE_THROWS_AS(plan_lora_buckets({5}, 10), std::invalid_argument);
   REQUIRE_THROWS_WITH(plan_lora_buckets({0, 10, 5}, 10), Catch::Contains("layer 2 starts at 5"));
 }
+
+TEST_CASE("lora slices: every element owned by one rank, aligned strides, short or empty last parts") {
+  REQUIRE(lora_slice_stride(1000, 4, 64) == 256);
+  REQUIRE(lora_slice_stride(1024, 4, 64) == 256);
+  REQUIRE(lora_slice_stride(0, 4, 64) == 0);
+  REQUIRE_THROWS_AS(lora_slice_stride(10, 0, 64), std::invalid_argument);
+  for (const std::size_t n : {1u, 63u, 64u, 1000u, 40'370'176u})
+    for (const int N : {1, 2, 3, 4, 8}) {
+      const auto all = owned_parts(0, n, n, N, 64);
+      std::size_t next = 0;
+      for (const OwnedPart& p : all) {
+        REQUIRE(p.offset == next);  // in rank order, adjacent, covering [0, n)
+        REQUIRE(p.offset == static_cast<std::size_t>(p.rank) * lora_slice_stride(n, N, 64));
+        next = p.offset + p.count;
+      }
+      REQUIRE(next == n);
+    }
+  // 100 elements over 8 ranks in strides of 64: ranks 0 and 1 own them, the others nothing.
+  const auto few = owned_parts(0, 100, 100, 8, 64);
+  REQUIRE(few.size() == 2);
+  REQUIRE(few[1].rank == 1);
+  REQUIRE(few[1].count == 36);
+}
+
+TEST_CASE("lora slices: a bucket's parts are its intersections with the owners' slices") {
+  // n 1000, 4 ranks, stride 256: a bucket [200, 600) lies on ranks 0, 1, 2.
+  const auto parts = owned_parts(200, 400, 1000, 4, 64);
+  REQUIRE(parts.size() == 3);
+  REQUIRE(parts[0].rank == 0);
+  REQUIRE(parts[0].offset == 200);
+  REQUIRE(parts[0].count == 56);
+  REQUIRE(parts[1].rank == 1);
+  REQUIRE(parts[1].count == 256);
+  REQUIRE(parts[2].rank == 2);
+  REQUIRE(parts[2].offset == 512);
+  REQUIRE(parts[2].count == 88);
+}

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "fsdp-lora/lora_buckets.h"
 #include "fsdp-lora/memory_plan.h"
 
 using namespace gpuaccept;
@@ -171,4 +172,29 @@ TEST_CASE("bad arguments are refused", "[fsdp][memory]") {
   CHECK_THROWS_AS(plan_memory(qwen2_7b, LoraConfig{}, shards, 0, 4096, true, false, 1), std::invalid_argument);
   CHECK_THROWS_AS(plan_memory(qwen2_7b, LoraConfig{}, shards, 2, 4096, true, false, 0), std::invalid_argument);
   CHECK_THROWS_WITH(plan_memory(qwen2_0_5b, LoraConfig{}, shards, 2, 4096, true, false, 1), Catch::Contains("another model"));
+}
+
+TEST_CASE("reduce_scatter keeps AdamW moments for this rank's slice only", "[fsdp][memory]") {
+  const LoraConfig all = lora_on("all");  // 161M parameters: 1.29 GB of moments whole
+  const std::uint64_t P = lora_parameter_count(qwen2_7b, all);
+  for (const int world : {1, 2, 4, 8}) {
+    const ShardPlan shards = make_shard_plan(qwen2_7b, world);
+    const MemoryPlan whole = plan_memory(qwen2_7b, all, shards, 2, 4096, true, false, 1, false);
+    const MemoryPlan sliced = plan_memory(qwen2_7b, all, shards, 2, 4096, true, false, 1, true);
+    CHECK(whole.adam_moments_fp32 == 2 * P * 4);
+    if (world == 1) {
+      // One rank: nothing to slice.
+      CHECK_FALSE(sliced.shard_optimizer);
+      CHECK(sliced.adam_moments_fp32 == whole.adam_moments_fp32);
+      continue;
+    }
+    CHECK(sliced.shard_optimizer);
+    const std::uint64_t stride = lora_slice_stride(P, world, kLoraSliceAlign);
+    CHECK(sliced.adam_moments_fp32 == 2 * stride * 4);
+    CHECK(stride * static_cast<std::uint64_t>(world) >= P);
+    CHECK(stride * static_cast<std::uint64_t>(world) < P + static_cast<std::uint64_t>(world) * kLoraSliceAlign);
+    // Everything else the same; the total smaller by the moments the rank does not keep.
+    CHECK(whole.total() - sliced.total() == whole.adam_moments_fp32 - sliced.adam_moments_fp32);
+    CHECK(sliced.describe().find("this rank's slice") != std::string::npos);
+  }
 }
