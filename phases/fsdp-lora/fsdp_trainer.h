@@ -129,13 +129,13 @@ class FsdpTrainer {
   CudaStream stream_;
   train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (lora total)
   LoraGradReduce grad_reduce_;           // the LoRA gradients' buckets, all-reduced during backward
+  // fsdp_lora.grad_reduce: reduce_scatter: in a run of several ranks each steps its slice of
+  // the flat LoRA buffer (lora_buckets.h's owned_parts) with AdamW moments for that slice only.
+  bool scatter_;
   PinnedBuffer<float> host_losses_;      // (max_micro, B*T)
   std::vector<std::unique_ptr<CudaEvent>> micro_start_, micro_end_;
   CudaEvent step_start_, backward_done_, comm_joined_, step_end_;
   CudaEvent to_comm_, from_comm_;  // the compute and communication streams' hand-overs (reduce_scatter)
-  // fsdp_lora.grad_reduce: reduce_scatter: in a run of several ranks each steps its slice of
-  // the flat LoRA buffer (lora_buckets.h's owned_parts) with AdamW moments for that slice only.
-  bool scatter_;
   // This step's micro-batches, (max_micro, 2, B*T) tokens then targets, pinned so the model's
   // uploads are truly asynchronous (a pageable copy can hold the host until the stream gets
   // there, outside RankRuntime's bounded waits); rewritten only after the step's end was waited for.

@@ -643,15 +643,21 @@ void test_attention(int B, int T, int NH, int NKV, int HD) {
   gpuaccept::CudaStream stream;
   std::vector<std::unique_ptr<kg::Attention>> impls;
   impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
-  if (kg::flash_attention_supported(T, NH, NKV, HD))
+  if (kg::flash_attention_supported(T, NH, NKV, HD)) {
     for (int variant = 0; variant < kg::kFlashBackwardVariants; ++variant)
-      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant));
+      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant, /*fwd=*/0));
+    // The other forward variants with the default backward (variant 1 needs T % 128 == 0).
+    for (int fwd = 1; fwd < kg::kFlashForwardVariants; ++fwd)
+      impls.push_back(
+          std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, kg::kFlashBackwardDefault, fwd));
+  }
   // bf16 outputs: one rounding (2^-9 relative) plus fp32 sums and bf16 P/dS in the products
   constexpr double kTolY = 1e-2, kTolGrad = 2e-2;
   for (const auto& impl : impls) {
     const auto* flash = dynamic_cast<const kg::FlashAttention*>(impl.get());
-    const std::string label =
-        flash ? "flash bwd_variant=" + std::to_string(flash->backward_variant()) : std::string(impl->name());
+    const std::string label = flash ? "flash fwd_variant=" + std::to_string(flash->forward_variant()) +
+                                          " bwd_variant=" + std::to_string(flash->backward_variant())
+                                    : std::string(impl->name());
     const AttentionGrads got = run_attention(*impl, dq_in, dk_in, dv_in, ddy, stream);
     const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> outs[] = {
         {"y", {&got.y, &want.y}}, {"dq", {&got.dq, &want.dq}}, {"dk", {&got.dk, &want.dk}}, {"dv", {&got.dv, &want.dv}}};
@@ -713,17 +719,22 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
   const double flop_bwd = 2.5 * flop_fwd;
   std::vector<std::unique_ptr<kg::Attention>> impls;
   impls.push_back(std::make_unique<kg::GemmAttention>(B, T, NH, NKV, HD));
-  if (kg::flash_attention_supported(T, NH, NKV, HD))
+  if (kg::flash_attention_supported(T, NH, NKV, HD)) {
     for (int variant = 0; variant < kg::kFlashBackwardVariants; ++variant)
-      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant));
-  std::vector<double> variant0[3];  // flash variant 0's dq, dk, dv
+      impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant, /*fwd=*/0));
+    for (int fwd = 1; fwd < kg::kFlashForwardVariants; ++fwd)
+      impls.push_back(
+          std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, kg::kFlashBackwardDefault, fwd));
+  }
+  std::vector<double> variant0[4];  // flash variant 0's (forward and backward) y, dq, dk, dv
   for (const auto& impl : impls) {
     const auto* flash = dynamic_cast<const kg::FlashAttention*>(impl.get());
     std::string label = impl->name(), kernels;
     if (flash) {
-      label += " bwd_variant=" + std::to_string(flash->backward_variant());
+      label += " fwd_variant=" + std::to_string(flash->forward_variant()) +
+               " bwd_variant=" + std::to_string(flash->backward_variant());
       kg::FlashKernelResources res[3];
-      const int n = kg::flash_kernel_resources(flash->backward_variant(), res);
+      const int n = kg::flash_kernel_resources(flash->backward_variant(), res, flash->forward_variant());
       for (int i = 0; i < n; ++i)
         kernels += " " + std::string(res[i].name) + "{threads=" + std::to_string(res[i].threads) +
                    " regs=" + std::to_string(res[i].regs) + " local=" + std::to_string(res[i].local_bytes) +
@@ -754,20 +765,21 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
       // At this size (64 key blocks, more CTAs than fit at once) each variant against variant 0
       // (rel L2: only the order of the fp32 sums and where bf16 rounds differ) and against itself.
       GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const std::vector<double> got[3] = {download_bf16(dq), download_bf16(dk), download_bf16(dv)};
+      const std::vector<double> got[4] = {download_bf16(y), download_bf16(dq), download_bf16(dk), download_bf16(dv)};
       impl->forward(0, y.get(), q.get(), k.get(), v.get(), gemm, stream);
       impl->backward(0, dq.get(), dk.get(), dv.get(), dy.get(), gemm, stream);
       GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const bool same = download_bf16(dq) == got[0] && download_bf16(dk) == got[1] && download_bf16(dv) == got[2];
+      const bool same = download_bf16(y) == got[0] && download_bf16(dq) == got[1] && download_bf16(dk) == got[2] &&
+                        download_bf16(dv) == got[3];
       const std::string shape = "B" + std::to_string(B) + "_T" + std::to_string(T) + "_NH" + std::to_string(NH) +
                                 "_NKV" + std::to_string(NKV) + "_HD" + std::to_string(HD);
       check_line("attention_deterministic", label + " " + shape, same ? "bitwise_equal=1" : "bitwise_equal=0", same);
-      if (flash->backward_variant() == 0) {
-        for (int i = 0; i < 3; ++i) variant0[i] = got[i];
+      if (flash->backward_variant() == 0 && flash->forward_variant() == 0) {
+        for (int i = 0; i < 4; ++i) variant0[i] = got[i];
       } else if (!variant0[0].empty()) {
-        const char* names[3] = {"dq", "dk", "dv"};
+        const char* names[4] = {"y", "dq", "dk", "dv"};
         constexpr double kTolAgree = 1e-2;
-        for (int i = 0; i < 3; ++i) {
+        for (int i = 0; i < 4; ++i) {
           const double err = rel_l2(got[i], variant0[i]);
           check_line("attention_variants_agree", label + " " + shape + " " + names[i],
                      fmt_double("rel_l2_vs_variant0", err) + " " + fmt_double("tol", kTolAgree), err <= kTolAgree);

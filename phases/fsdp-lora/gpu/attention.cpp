@@ -127,25 +127,31 @@ void GemmAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16*
 // ---------------------------------------------------------------- FlashAttention
 
 namespace {
-int flash_backward_variant(int requested) {
+// `requested` when >= 0, else the environment variable `env` (one digit), else `fallback`.
+int flash_variant(int requested, const char* env_name, int count, int fallback, const char* what) {
   if (requested >= 0) {
-    if (requested >= kFlashBackwardVariants)
-      throw std::invalid_argument(fmt::format("flash attention: backward variant {} (0..{})", requested,
-                                              kFlashBackwardVariants - 1));
+    if (requested >= count)
+      throw std::invalid_argument(fmt::format("flash attention: {} variant {} (0..{})", what, requested, count - 1));
     return requested;
   }
-  const char* env = std::getenv("GPUACCEPT_FLASH_BWD");
-  if (!env || !*env) return kFlashBackwardDefault;
+  const char* env = std::getenv(env_name);
+  if (!env || !*env) return fallback;
   const std::string s = env;
-  if (s.size() != 1 || s[0] < '0' || s[0] - '0' >= kFlashBackwardVariants)
-    throw std::invalid_argument(
-        fmt::format("GPUACCEPT_FLASH_BWD={}: expected a backward variant 0..{}", s, kFlashBackwardVariants - 1));
+  if (s.size() != 1 || s[0] < '0' || s[0] - '0' >= count)
+    throw std::invalid_argument(fmt::format("{}={}: expected a {} variant 0..{}", env_name, s, what, count - 1));
   return s[0] - '0';
 }
 }  // namespace
 
-FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots, int bwd_variant)
-    : B_(B), T_(T), NH_(NH), NKV_(NKV), bwd_variant_(flash_backward_variant(bwd_variant)) {
+FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots, int bwd_variant, int fwd_variant)
+    : B_(B),
+      T_(T),
+      NH_(NH),
+      NKV_(NKV),
+      bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants, kFlashBackwardDefault,
+                                 "backward")),
+      fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants, kFlashForwardDefault,
+                                 "forward")) {
   if (B < 1 || slots < 1 || !flash_attention_supported(T, NH, NKV, HD))
     throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={} slots={}: needs B >= 1, "
                                             "slots >= 1, HD = {}, T a positive multiple of {}, NH a multiple of NKV",
@@ -167,7 +173,7 @@ float* FlashAttention::lse(int slot) const { return lse_.get() + sz(slot) * sz(1
 
 void FlashAttention::forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
   inputs_[checked_slot(slot, inputs_.size())] = {q, k, v, y};
-  flash_attention_forward(y, lse(slot), q, k, v, B_, T_, NH_, NKV_, s);
+  flash_attention_forward(y, lse(slot), q, k, v, B_, T_, NH_, NKV_, s, fwd_variant_);
 }
 
 void FlashAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {

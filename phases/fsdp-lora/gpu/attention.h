@@ -77,12 +77,15 @@ class GemmAttention final : public Attention {
 // backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
 // thread block, dq has its own pass. T % 64 == 0 (fsdp_config.h requires it of seq_len).
 // The backward's kernels are kernels.h's variant `bwd_variant` (0..kFlashBackwardVariants-1);
-// -1: the environment variable GPUACCEPT_FLASH_BWD, 0 where unset. The fused-dQ variants
-// keep an fp32 (B, NH, T, HD) dq workspace and a counter per query block.
+// -1: the environment variable GPUACCEPT_FLASH_BWD, kFlashBackwardDefault where unset. The
+// fused-dQ variants keep an fp32 (B, NH, T, HD) dq workspace and a counter per query block.
+// The forward's kernel is kernels.h's forward variant `fwd_variant`; -1: GPUACCEPT_FLASH_FWD,
+// kFlashForwardDefault where unset.
 class FlashAttention final : public Attention {
  public:
-  FlashAttention(int B, int T, int NH, int NKV, int HD, int slots = 1, int bwd_variant = -1);
+  FlashAttention(int B, int T, int NH, int NKV, int HD, int slots = 1, int bwd_variant = -1, int fwd_variant = -1);
   int backward_variant() const { return bwd_variant_; }
+  int forward_variant() const { return fwd_variant_; }
   void forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm& gemm,
                cudaStream_t stream) override;
   void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
@@ -94,7 +97,7 @@ class FlashAttention final : public Attention {
     const bf16 *q = nullptr, *k = nullptr, *v = nullptr, *y = nullptr;  // forward's, the caller's buffers
   };
   float* lse(int slot) const;
-  int B_, T_, NH_, NKV_, bwd_variant_;
+  int B_, T_, NH_, NKV_, bwd_variant_, fwd_variant_;
   std::vector<Inputs> inputs_;  // per slot
   DeviceBuffer<float> dq_ws_;  // fused-dQ variants: (B, NH, T, HD) fp32
   DeviceBuffer<int> dq_sem_;   // fused-dQ variants: (B, NH, T / 64)

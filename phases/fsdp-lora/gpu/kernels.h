@@ -286,8 +286,14 @@ void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, c
 inline constexpr int kFlashHeadDim = 128;
 inline constexpr int kFlashBlock = 64;
 bool flash_attention_supported(int T, int NH, int NKV, int HD);
+// Forward variants: 0, 64 queries a block, a warp on 16 rows; 1, 128 queries a block, a warp on
+// 32 rows (each K and V fragment feeds two row tiles: about half the shared-memory reads a
+// product), used where T % 128 == 0 (variant 0 elsewhere). 1 has not yet run on a GPU
+// (2026-11-26): fsdp-model-tests checks it against the float64 loop and times it.
+inline constexpr int kFlashForwardVariants = 2;
+inline constexpr int kFlashForwardDefault = 0;
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                             int NKV, cudaStream_t stream);
+                             int NKV, cudaStream_t stream, int variant = kFlashForwardDefault);
 // y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
 // kernels (all deterministic, all to the same tolerances; flash_attention.cu says more). On an
 // H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-25): 0 3.60 ms, 1 3.35 ms (the
@@ -309,13 +315,13 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                               int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault, float* dq_workspace = nullptr,
                               int* dq_semaphores = nullptr);
-// The compiled kernels of the forward and of backward variant `variant` as the device sees them
+// The compiled kernels of forward variant `forward_variant` and of backward variant `variant` as the device sees them
 // (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
 // then the backward's dK/dV (or fused) kernel and, unfused, the dQ kernel. Returns the count.
 struct FlashKernelResources {
   const char* name;
   int threads, regs, static_smem, dynamic_smem, max_dynamic_smem, local_bytes, blocks_per_sm;
 };
-int flash_kernel_resources(int variant, FlashKernelResources (&out)[3]);
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forward_variant = kFlashForwardDefault);
 
 }  // namespace gpuaccept::fsdp::gpu

@@ -244,21 +244,77 @@ __device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], flo
   }
 }
 
-// grid (B*NH, T/64): blockIdx.x = b*NH + h, the query block counted from the end (the longest
-// rows start first, for a short tail).
+// The head and query block of a forward CTA: grid (B*NH, blocks), blockIdx.x = b*NH + h and
+// blockIdx.y the query block counted from the end (the longest rows start first, for a short
+// tail); its q rows and its key/value head's k and v (query head h reads kv head h / G).
+struct QueryBlock {
+  int b, h, qb;
+  int qs, ks;  // row strides of q (NH heads) and of k, v (NKV heads), elements
+  const bf16 *qh, *kh, *vh;
+  std::size_t qtile, ktile;  // elements between 64-row tiles of q and of k, v
+};
+__device__ inline QueryBlock query_block(const bf16* q, const bf16* k, const bf16* v, int T, int NH, int NKV) {
+  QueryBlock a;
+  a.b = blockIdx.x / NH;
+  a.h = blockIdx.x % NH;
+  const int kvh = a.h / (NH / NKV);
+  a.qb = gridDim.y - 1 - blockIdx.y;
+  a.qs = NH * kD;
+  a.ks = NKV * kD;
+  a.qh = q + head_start(a.b, a.h, T, NH);
+  a.kh = k + head_start(a.b, kvh, T, NKV);
+  a.vh = v + head_start(a.b, kvh, T, NKV);
+  a.qtile = static_cast<std::size_t>(kBlock) * a.qs;
+  a.ktile = static_cast<std::size_t>(kBlock) * a.ks;
+  return a;
+}
+
+// Key/value blocks double-buffered in `skv` ([buffer][k, v]): block kb is in buffer kb % 2, and
+// while it is used block kb + 1 (up to `last`) loads into the other one. Returns block kb's
+// tiles (k, then v) once every thread can read them.
+__device__ inline const bf16* next_kv_block(bf16* skv, const bf16* kh, const bf16* vh, int kb, int last,
+                                            std::size_t ktile, int ks) {
+  if (kb < last) {  // the other buffer is free since the last block's closing barrier
+    bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
+    load_tile(next, kh + (kb + 1) * ktile, ks);
+    load_tile(next + kTile, vh + (kb + 1) * ktile, ks);
+    commit();
+    wait<1>();
+  } else {
+    wait<0>();
+  }
+  __syncthreads();
+  return skv + (kb % 2) * 2 * kTile;
+}
+
+// A 16-row tile's end: the quad's shares of the row sums added, o / l rounded to y (rows row0
+// and row0 + 8 of the head's rows, `ld` apart) and lse = m + log l in natural units of the
+// scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
+__device__ inline void finish_rows(bf16* y_head, int ld, float* lse_head, const float (&acc)[16][4], int row0, float m0,
+                                   float m1, float l0, float l1, int t) {
+  float sum[2] = {l0, l1};
+  for (float& x : sum) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    x += __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  store_rows(y_head, ld, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
+  if (t == 0) {
+    lse_head[row0] = (m0 + log2f(sum[0])) / kLog2e;
+    lse_head[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
+  }
+}
+
+// grid (B*NH, T/64): query_block's layout.
 __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, float* lse, const bf16* q,
                                                                     const bf16* k, const bf16* v, int T, int NH,
                                                                     int NKV, float scale_log2) {
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sq = reinterpret_cast<bf16*>(smem);
   bf16* skv = sq + kTile;  // [buffer][k, v]
-  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
-  const int qb = gridDim.y - 1 - blockIdx.y;
-  const int qs = NH * kD, ks = NKV * kD;  // row strides
-  const bf16* qh = q + head_start(b, h, T, NH);
-  const bf16* kh = k + head_start(b, kvh, T, NKV);
-  const bf16* vh = v + head_start(b, kvh, T, NKV);
-  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
+  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
+  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
+  const std::size_t qtile = at.qtile, ktile = at.ktile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r = warp * 16 + g;  // this thread's rows, counted from the block's first: r and r + 8
 
@@ -272,18 +328,8 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, flo
   zero(acc);
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
   for (int kb = 0; kb <= qb; ++kb) {
-    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, qb, ktile, ks);
     const bf16* sv = sk + kTile;
-    if (kb < qb) {  // the next key block into the other buffer, free since the last step
-      bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
-      load_tile(next, kh + (kb + 1) * ktile, ks);
-      load_tile(next + kTile, vh + (kb + 1) * ktile, ks);
-      commit();
-      wait<1>();
-    } else {
-      wait<0>();
-    }
-    __syncthreads();
     if (kb == 0) load_a(qa, sq + warp * 16 * kStride, lane);
     zero(s);
     mma_abt(s, qa, sk, lane);  // s = q k^T
@@ -292,19 +338,110 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, flo
     mma_pb(acc, s, sv, lane);  // o += p v
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  float sum[2] = {l0, l1};
-  for (float& x : sum) {
-    x += __shfl_xor_sync(0xffffffffu, x, 1);
-    x += __shfl_xor_sync(0xffffffffu, x, 2);
+  finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc, qb * kBlock + r, m0,
+              m1, l0, l1, t);
+}
+
+// ---- forward, 128 queries a block (forward variant 1) ------------------------------------
+// The same online softmax with each warp on 32 query rows (two 16-row tiles) instead of 16:
+// every K and V fragment read from shared memory feeds both tiles' products, so a product
+// costs about half the shared-memory reads (FlashAttention-2's 128 x 64 tiles for head size
+// 128). Q is read from shared memory a k-step at a time (two tiles in registers would not fit
+// beside the accumulators). A warp whose 32 rows all lie before a key block skips it. T % 128.
+constexpr int kBlockM = 2 * kBlock;  // 128 queries
+constexpr int kForward128Shared = 6 * kTile * static_cast<int>(sizeof(bf16));  // q (128 rows), k and v twice
+
+// s[i] (16 x 64) += rows 16i .. 16i + 15 (from a_rows on) x B^T, B the 64 rows of a tile.
+__device__ inline void mma_abt2(float (&s)[2][8][4], const bf16* a_rows, const bf16* b, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kD / 16; ++ks) {
+    uint32_t a0[4], a1[4];
+    ldmatrix_x4(a0, a_rows + (lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+    ldmatrix_x4(a1, a_rows + (16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int n2 = 0; n2 < kBlock / 16; ++n2) {
+      uint32_t f[4];
+      ldmatrix_x4(f, b + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
+      mma(s[0][2 * n2], a0, f[0], f[1]);
+      mma(s[0][2 * n2 + 1], a0, f[2], f[3]);
+      mma(s[1][2 * n2], a1, f[0], f[1]);
+      mma(s[1][2 * n2 + 1], a1, f[2], f[3]);
+    }
   }
-  const int row0 = qb * kBlock + r;
-  store_rows(y + head_start(b, h, T, NH), qs, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
-  if (t == 0) {
-    // lse in natural units of the scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
-    float* L = lse + static_cast<std::size_t>(blockIdx.x) * T;
-    L[row0] = (m0 + log2f(sum[0])) / kLog2e;
-    L[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
+}
+
+// acc[i] (16 x 128) += p[i] (16 x 64, accumulators turned A operands) * V (64 rows of a tile).
+__device__ inline void mma_pb2(float (&acc)[2][16][4], const float (&p)[2][8][4], const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBlock / 16; ++kk) {
+    uint32_t a0[4], a1[4];
+    a0[0] = pack(p[0][2 * kk][0], p[0][2 * kk][1]);
+    a0[1] = pack(p[0][2 * kk][2], p[0][2 * kk][3]);
+    a0[2] = pack(p[0][2 * kk + 1][0], p[0][2 * kk + 1][1]);
+    a0[3] = pack(p[0][2 * kk + 1][2], p[0][2 * kk + 1][3]);
+    a1[0] = pack(p[1][2 * kk][0], p[1][2 * kk][1]);
+    a1[1] = pack(p[1][2 * kk][2], p[1][2 * kk][3]);
+    a1[2] = pack(p[1][2 * kk + 1][0], p[1][2 * kk + 1][1]);
+    a1[3] = pack(p[1][2 * kk + 1][2], p[1][2 * kk + 1][3]);
+#pragma unroll
+    for (int d2 = 0; d2 < kD / 16; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[0][2 * d2], a0, f[0], f[1]);
+      mma(acc[0][2 * d2 + 1], a0, f[2], f[3]);
+      mma(acc[1][2 * d2], a1, f[0], f[1]);
+      mma(acc[1][2 * d2 + 1], a1, f[2], f[3]);
+    }
   }
+}
+
+// grid (B*NH, T/128): query_block's layout, 128-query blocks.
+__global__ void __launch_bounds__(kThreads, 2) flash_forward128_kernel(bf16* y, float* lse, const bf16* q,
+                                                                       const bf16* k, const bf16* v, int T, int NH,
+                                                                       int NKV, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);  // 128 rows, kStride apart (two 64-row tiles back to back)
+  bf16* skv = sq + 2 * kTile;                 // [buffer][k, v]
+  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
+  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
+  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
+  const std::size_t qtile = at.qtile, ktile = at.ktile;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 32 + g;  // this thread's rows from the block's first: r, r + 8 (tile 0), r + 16, r + 24 (tile 1)
+
+  load_tile(sq, qh + (2 * qb) * qtile, qs);
+  load_tile(sq + kTile, qh + (2 * qb + 1) * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+
+  float acc[2][16][4], s[2][8][4];
+  zero(acc[0]);
+  zero(acc[1]);
+  float m[2][2] = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}}, l[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+  const int last = 2 * qb + 1;  // the key blocks up to the block's last row
+  for (int kb = 0; kb <= last; ++kb) {
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, last, ktile, ks);
+    const bf16* sv = sk + kTile;
+    const int col0 = kb * kBlock - qb * kBlockM;  // the key block's first key, from the block's first row
+    if (col0 <= warp * 32 + 31) {                 // some key at or before this warp's last row
+      zero(s[0]);
+      zero(s[1]);
+      mma_abt2(s, sq + warp * 32 * kStride, sk, lane);  // s = q k^T
+      if (col0 + kBlock - 1 > warp * 32) {               // some key after this warp's first row
+        mask_diagonal<true>(s[0], r, col0, t, -INFINITY);
+        mask_diagonal<true>(s[1], r + 16, col0, t, -INFINITY);
+      }
+      online_softmax(s[0], acc[0], m[0][0], m[0][1], l[0][0], l[0][1], scale_log2);
+      online_softmax(s[1], acc[1], m[1][0], m[1][1], l[1][0], l[1][1], scale_log2);
+      mma_pb2(acc, s, sv, lane);  // o += p v
+    }
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc[i],
+                qb * kBlockM + r + 16 * i, m[i][0], m[i][1], l[i][0], l[i][1], t);
 }
 
 // ---- backward: delta ---------------------------------------------------------------------
@@ -574,18 +711,8 @@ __global__ void __launch_bounds__(kThreads, 2) flash_backward_dq_kernel(bf16* dq
   float dq_acc[16][4], p[8][4], dp[8][4];
   zero(dq_acc);
   for (int kb = 0; kb <= qb; ++kb) {
-    const bf16* sk = skv + (kb % 2) * 2 * kTile;
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, qb, ktile, ks);
     const bf16* sv = sk + kTile;
-    if (kb < qb) {
-      bf16* next = skv + ((kb + 1) % 2) * 2 * kTile;
-      load_tile(next, kh + (kb + 1) * ktile, ks);
-      load_tile(next + kTile, vh + (kb + 1) * ktile, ks);
-      commit();
-      wait<1>();
-    } else {
-      wait<0>();
-    }
-    __syncthreads();
     zero(p);
     mma_abt_smem(p, sq + warp * 16 * kStride, sk, lane);  // q k^T
     zero(dp);
@@ -633,16 +760,24 @@ bool flash_attention_supported(int T, int NH, int NKV, int HD) {
 }
 
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                             int NKV, cudaStream_t stream) {
+                             int NKV, cudaStream_t stream, int variant) {
   check_shape("forward", B, T, NH, NKV);
   require(dd::aligned16(q) && dd::aligned16(k) && dd::aligned16(v) && dd::aligned16(y),
           "flash_attention_forward: q, k, v, y must be 16-byte aligned");
-  static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
-  (void)allowed;
+  require(variant >= 0 && variant < kFlashForwardVariants, "flash_attention_forward: no such forward variant");
   NvtxRange range("flash_attention_forward");
   const float scale = 1.f / std::sqrt(static_cast<float>(kD));
-  flash_forward_kernel<<<dim3(B * NH, T / kBlock), kThreads, kForwardShared, stream>>>(y, lse, q, k, v, T, NH, NKV,
-                                                                                       scale * kLog2e);
+  if (variant == 1 && T % kBlockM == 0) {
+    static const bool allowed = (allow_shared(flash_forward128_kernel, kForward128Shared), true);
+    (void)allowed;
+    flash_forward128_kernel<<<dim3(B * NH, T / kBlockM), kThreads, kForward128Shared, stream>>>(
+        y, lse, q, k, v, T, NH, NKV, scale * kLog2e);
+  } else {
+    static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
+    (void)allowed;
+    flash_forward_kernel<<<dim3(B * NH, T / kBlock), kThreads, kForwardShared, stream>>>(y, lse, q, k, v, T, NH, NKV,
+                                                                                         scale * kLog2e);
+  }
   check_launch("flash_attention_forward");
 }
 
@@ -705,9 +840,10 @@ std::size_t flash_backward_dq_semaphores(int B, int T, int NH) {
   return static_cast<std::size_t>(B) * NH * (T / kBlock);
 }
 
-int flash_kernel_resources(int variant, FlashKernelResources (&out)[3]) {
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forward_variant) {
   int n = 0;
-  out[n++] = resources("forward", flash_forward_kernel, kThreads, kForwardShared);
+  out[n++] = forward_variant == 1 ? resources("forward128", flash_forward128_kernel, kThreads, kForward128Shared)
+                                  : resources("forward", flash_forward_kernel, kThreads, kForwardShared);
   with_variant(variant, [&](auto v) {
     using V = decltype(v);
     out[n++] = resources(V::fused ? "dkdv_dq" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
