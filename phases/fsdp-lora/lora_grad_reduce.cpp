@@ -27,7 +27,8 @@ void LoraGradReduce::begin(ncclComm_t comm, int ranks, bool scatter, cudaStream_
 void LoraGradReduce::layer_done(int layer, cudaStream_t compute) {
   if (next_ >= buckets_.size() || buckets_[next_].low_layer != layer) return;
   const LoraBucket& b = buckets_[next_];
-  NvtxRange range(fmt::format("LoRA gradients all_reduce, layers {}-{}", b.low_layer, b.high_layer));
+  NvtxRange range(fmt::format("LoRA gradients {}, layers {}-{}", scatter_ ? "reduce to owners" : "all_reduce",
+                              b.low_layer, b.high_layer));
   ready_.record(compute);
   GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm_stream_, ready_.get(), 0));
   if (!scatter_) {

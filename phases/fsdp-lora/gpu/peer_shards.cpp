@@ -39,7 +39,6 @@ void PeerShards::unmap() {
 
 std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<void* const> mine, cudaStream_t stream) {
   unmap();
-  rank_ = rank;
   world_ = world;
   count_ = static_cast<int>(mine.size());
   // A failure here is reported like one to map, below: every rank still takes part in both

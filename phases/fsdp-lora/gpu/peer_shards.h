@@ -44,7 +44,7 @@ class PeerShards {
   void unmap();
 
   bool open_ = false;
-  int rank_ = 0, world_ = 0, count_ = 0;
+  int world_ = 0, count_ = 0;
   std::vector<void*> ptrs_;   // (world, count)
   std::vector<char> mapped_;  // (world, count): opened here through IPC, to be closed
 };
