@@ -127,8 +127,8 @@ class FsdpTrainer {
   LoraSnapshot snapshot_;
 
   CudaStream stream_;
-  train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (lora total)
-  LoraGradReduce grad_reduce_;           // the LoRA gradients' buckets, all-reduced during backward
+  train::ClippedAdamW optimizer_;        // global norm, clipping, AdamW state (moment_elements of the run)
+  LoraGradReduce grad_reduce_;           // the LoRA gradients' buckets, reduced during backward
   // fsdp_lora.grad_reduce: reduce_scatter: in a run of several ranks each steps its slice of
   // the flat LoRA buffer (lora_buckets.h's owned_parts) with AdamW moments for that slice only.
   bool scatter_;
