@@ -70,5 +70,5 @@ done
 tests/cluster/down >/dev/null 2>&1 || true
 # Few files come back from a device call: the results, job logs and daemons' logs as one archive.
 cp "$GPUACCEPT_CLUSTER_DIR"/log/*.log "$OUT/" 2>/dev/null
-(cd "$OUT" && tar -czf pipeline-results.tar.gz pipeline-* report-* ./*.log --remove-files 2>/dev/null)
+(cd "$OUT" && tar --exclude=checkpoints -czf pipeline-results.tar.gz pipeline-* report-* ./*.log --remove-files 2>/dev/null)
 exit $status
