@@ -93,7 +93,8 @@ std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_c
 }  // namespace
 
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
-                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer) {
+                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer,
+                       bool recompute_attention) {
   if (micro_batch < 1 || seq_len < 1 || prefetch_layers < 1)
     throw std::invalid_argument(fmt::format("memory plan: micro_batch {}, seq_len {} and prefetch_layers {} must be positive",
                                             micro_batch, seq_len, prefetch_layers));
@@ -106,6 +107,7 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.seq_len = seq_len;
   m.prefetch_layers = prefetch_layers;
   m.recompute = recompute;
+  m.recompute_attention = recompute_attention;
   m.offload_cpu = offload_cpu;
   const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
 
@@ -147,8 +149,11 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.layer_input_bytes = d.N * d.C * kBf16;
   m.layer_activation_bytes = layer_activation_bytes(d, lora);
   if (recompute) {
-    m.activations_kept = L * m.layer_input_bytes;  // each layer's input: the checkpoint it is rebuilt from
-    m.recomputed_layer = m.layer_activation_bytes;
+    // Each layer's input, the checkpoint it is rebuilt from, and (unless recompute_attention)
+    // its attention's output and log-sum-exp, which the rebuilt layer then reads.
+    if (!recompute_attention) m.attention_kept_bytes = d.N * d.Q * kBf16 + d.B * d.NH * d.T * kFp32;
+    m.activations_kept = L * (m.layer_input_bytes + m.attention_kept_bytes);
+    m.recomputed_layer = m.layer_activation_bytes - m.attention_kept_bytes;
   } else {
     m.activations_kept = L * m.layer_activation_bytes;
   }
@@ -170,7 +175,10 @@ std::vector<MemoryItem> MemoryPlan::gpu_items() const {
       {"LoRA master weights fp32", lora_master_fp32},
       {"LoRA gradients fp32", lora_grads_fp32},
       {shard_optimizer ? "AdamW m and v fp32 (this rank's slice)" : "AdamW m and v fp32", adam_moments_fp32},
-      {recompute ? "activations kept (layer inputs)" : "activations kept for backward", activations_kept},
+      {!recompute             ? "activations kept for backward"
+       : recompute_attention ? "activations kept (layer inputs)"
+                             : "activations kept (layer inputs, attention outputs)",
+       activations_kept},
       {"recomputed layer", recomputed_layer},
       {"working buffers", working_buffers},
       {"logits chunk", logits_workspace},
@@ -209,6 +217,9 @@ void MemoryPlan::check_fits(std::uint64_t gpu_bytes_free, std::uint64_t headroom
     fixes.push_back(fmt::format("fsdp_lora.recompute: true (keeps only each layer's input: {} instead of {})",
                                 gib(static_cast<std::uint64_t>(layers) * layer_input_bytes + layer_activation_bytes),
                                 gib(activations_kept)));
+  if (recompute && attention_kept_bytes > 0)
+    fixes.push_back(fmt::format("fsdp_lora.recompute_attention: true (keeps only each layer's input: {} less)",
+                                gib(static_cast<std::uint64_t>(layers) * attention_kept_bytes)));
   if (!offload_cpu) fixes.push_back(fmt::format("fsdp_lora.offload: cpu (the base shards, {}, to pinned host memory)", gib(base_shards_gpu)));
   fixes.push_back(fmt::format("more GPUs (each holds 1/N of the base: {} per GPU at {} GPU{})",
                               gib(base_shards_gpu + base_shards_host_pinned), world_size, world_size == 1 ? "" : "s"));

@@ -30,7 +30,7 @@ struct MemoryItem {
 struct MemoryPlan {
   // The shape it was planned for, for the messages.
   int world_size = 1, layers = 1, micro_batch = 1, seq_len = 1, prefetch_layers = 1;
-  bool recompute = true, offload_cpu = false;
+  bool recompute = true, recompute_attention = false, offload_cpu = false;
 
   // Base weights (bf16)
   std::uint64_t base_shards_gpu = 0;   // this rank's shards (layers, embedding, head) and the final norm;
@@ -47,9 +47,12 @@ struct MemoryPlan {
   bool shard_optimizer = false;        // reduce_scatter: the moments are one slice of N
   // Activations (bf16 unless said)
   std::uint64_t layer_input_bytes = 0;       // (B, T, C): what recompute keeps of a layer
+  std::uint64_t attention_kept_bytes = 0;    // and, unless recompute_attention, its attention's output
+                                             // (B, T, NH HD) and log-sum-exp (B, NH, T) fp32
   std::uint64_t layer_activation_bytes = 0;  // what backward needs of one layer (memory_plan.cpp lists it)
   std::uint64_t activations_kept = 0;        // kept from forward to backward, all layers
   std::uint64_t recomputed_layer = 0;        // with recompute: one layer's set, rebuilt in backward
+                                             // (less the attention's part where that is kept)
   std::uint64_t working_buffers = 0;         // gradients and scratch of the layer computing, head's tail
   std::uint64_t logits_workspace = 0;        // one chunk of the cross-entropy
   std::uint64_t cublaslt_workspace = 0;
@@ -69,8 +72,10 @@ struct MemoryPlan {
 
 // Throws std::invalid_argument when micro_batch, seq_len or prefetch_layers is not positive,
 // or the shard plan is for another model.
-// shard_optimizer: fsdp_lora.grad_reduce reduce_scatter (lora_buckets.h's slices).
+// shard_optimizer: fsdp_lora.grad_reduce reduce_scatter (lora_buckets.h's slices);
+// recompute_attention: fsdp_lora.recompute_attention (gpu/qwen_model.h, Memory).
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
-                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer = false);
+                       int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer = false,
+                       bool recompute_attention = false);
 
 }  // namespace gpuaccept::fsdp

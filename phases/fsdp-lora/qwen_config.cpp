@@ -126,7 +126,8 @@ std::uint64_t lora_parameter_count(const QwenConfig& c, const LoraConfig& lora) 
   return per_layer * static_cast<std::uint64_t>(c.layers);
 }
 
-std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute) {
+std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute,
+                                       bool recompute_attention) {
   const std::uint64_t L = c.layers, NH = c.heads, HD = c.head_dim, T = seq_len;
   // Frozen weights in matmuls: the seven projections of every layer and the head (the
   // embedding is a lookup). Forward 2, input gradient 2, recomputed forward 2 more.
@@ -134,7 +135,8 @@ std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lo
   const std::uint64_t base_passes = recompute ? 6 : 4;
   // Scores (Q K^T) and values (P V): 2 x T x HD each per head per token, forward.
   const std::uint64_t attention_forward = 4 * L * NH * HD * T;
-  const std::uint64_t attention_passes = recompute ? 4 : 3;  // forward, backward (twice forward), recomputed forward
+  // forward, backward (twice forward), and the recomputed forward where the attention is recomputed
+  const std::uint64_t attention_passes = recompute && recompute_attention ? 4 : 3;
   const std::uint64_t lora_passes = recompute ? 8 : 6;
   return base_passes * base_matmul + attention_passes * attention_forward + lora_passes * lora_parameter_count(c, lora);
 }

@@ -71,11 +71,13 @@ std::uint64_t lora_parameter_count(const QwenConfig& c, const LoraConfig& lora);
 // matmuls run forward (2 per weight) and backward for the input gradient only (2 more), plus
 // one more forward (2) when layers are recomputed: (4 or 6) x base parameters in matmuls (the
 // embedding lookup is not a matmul and is left out). Attention's score and value matmuls add
-// 4 x L x NH x HD x T forward, twice that backward (and once more when recomputed); LoRA adds
+// 4 x L x NH x HD x T forward, twice that backward (and once more when recomputed with
+// recompute_attention: by default the recompute reads the forward's attention output); LoRA adds
 // 6 x its parameters (forward, input and weight gradients) and 2 more when recomputed.
 // The anchor (torch_fsdp_lora_qwen2_7b.py) counts (4 or 6) x all base parameters + 12 L C T;
 // both figures are recorded so the two can be compared.
-std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute);
+std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute,
+                                       bool recompute_attention);
 std::uint64_t anchor_flops_per_token(const QwenConfig& c, int seq_len, bool recompute);
 
 }  // namespace gpuaccept::fsdp

@@ -492,10 +492,11 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
   // the recompute repeats forward's kernels on the same inputs. Both models with fixed matmul
   // algorithms (autotuning may pick others per model), the one without through the weight order
   // check too; and within tolerance of the reference like every case.
-  auto fixed_pass = [&](bool recompute, std::string* order) {
+  auto fixed_pass = [&](bool recompute, std::string* order, bool recompute_attention = false) {
     kg::ModelOptions o = options;
     o.matmul_autotune = false;
     o.recompute = recompute;
+    o.recompute_attention = recompute_attention;
     kg::QwenLoraModel m(c, k.lora, k.B, k.T, o);
     if (k.weight_source) {
       m.set_weight_source(&source);
@@ -536,6 +537,19 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
   if (k.weight_source)
     check_line("weight_order", k.name + " recompute_off", "calls=\"" + order_off + "\"",
                order_off == forward_order + backward_order);
+
+  // Recompute with the attention recomputed too (recompute_attention) instead of read from the
+  // forward's kept output: the same bits again (the attention kernels are deterministic).
+  const auto [loss_ra, grads_ra] = fixed_pass(true, nullptr, /*recompute_attention=*/true);
+  std::size_t differing_ra = 0;
+  for (std::size_t i = 0; i < grads_on.size(); ++i)
+    differing_ra += std::memcmp(&grads_on[i], &grads_ra[i], sizeof(float)) != 0;
+  const bool same_loss_ra = std::memcmp(&loss_on, &loss_ra, sizeof(float)) == 0;
+  check_line("recompute_attention", k.name,
+             fmt_double("loss_kept", loss_on) + " " + fmt_double("loss_recomputed", loss_ra) +
+                 " same_loss_bits=" + (same_loss_ra ? "yes" : "no") + " grads_differing=" +
+                 std::to_string(differing_ra) + "/" + std::to_string(grads_on.size()),
+             same_loss_ra && differing_ra == 0);
 }
 
 // ---- attention: FlashAttention and GemmAttention against a float64 loop ------------------

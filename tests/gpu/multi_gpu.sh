@@ -75,7 +75,7 @@ want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 
 if want tests; then
   run_step tests 60 tests/gpu/fsdp_tests.sh
-  grep -E 'FAIL|passed|failed|recompute_off|attention_slots|attention_timing' "$work/tests.log" | cut -c1-300 | head -n 40
+  grep -E 'FAIL|passed|failed|recompute_off|recompute_attention|attention_slots|attention_timing' "$work/tests.log" | cut -c1-300 | head -n 40
 fi
 if want faults; then
   run_step faults 300 tests/gpu/faults.sh ddp-hang fsdp-hang ddp-kill fsdp-kill

@@ -100,7 +100,7 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
       lora_layout_(config, lora),
       gemm_(options.naive_gemm, options.matmul_autotune),
       attention_(make_attention(B, T, config.heads, config.kv_heads, config.head_dim,
-                                options.recompute ? 1 : config.layers)),
+                                keeps_attention() ? config.layers : 1)),
       lora_linear_(std::make_unique<LoraLinear>(gemm_, B * T, lora.rank, lora.scale(), widest_adapter_input(config, lora))),
       resident_(std::make_unique<ResidentWeights>(config.layers)),
       source_(resident_.get()) {
@@ -128,7 +128,7 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
   q_ = DeviceBuffer<bf16>(sz(S * N * Q));
   k_ = DeviceBuffer<bf16>(sz(S * N * KV));
   v_ = DeviceBuffer<bf16>(sz(S * N * KV));
-  y_ = DeviceBuffer<bf16>(sz(S * N * Q));
+  y_ = DeviceBuffer<bf16>(sz((keeps_attention() ? L : 1) * N * Q));
   h_mid_ = DeviceBuffer<bf16>(sz(S * N * C));
   x2_ = DeviceBuffer<bf16>(sz((x2_per_slot_ ? S : 1) * N * C));
   rstd2_ = DeviceBuffer<float>(sz(S * N));
@@ -215,7 +215,7 @@ QwenLoraModel::LayerActivations QwenLoraModel::activations(int l) const {
           q_.get() + at * N * Q,
           k_.get() + at * N * KV,
           v_.get() + at * N * KV,
-          y_.get() + at * N * Q,
+          y_.get() + sz(attention_slot(l)) * N * Q,
           h_mid_.get() + at * N * C,
           x2_.get() + (x2_per_slot_ ? at : 0) * N * C,
           rstd2_.get() + at * N,
@@ -285,7 +285,9 @@ void QwenLoraModel::layer_forward(int l, const LayerWeights& w, Pass pass, const
   lin.forward(act.v, act.x1, proj(Projection::v), ad(Projection::v), s);
   rope_forward(act.q, N, T, NH, HD, NH * HD, config_.rope_theta, s);
   rope_forward(act.k, N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
-  attention_->forward(slot(l), act.y, act.q, act.k, act.v, gemm_, s);
+  // The recompute reads the forward's y and attention state where they were kept.
+  if (pass != Pass::recompute || !keeps_attention())
+    attention_->forward(attention_slot(l), act.y, act.q, act.k, act.v, gemm_, s);
   lin.forward(act.h_mid, act.y, proj(Projection::o), ad(Projection::o), s, /*residual=*/h_in);
 
   // MLP block
@@ -333,7 +335,7 @@ void QwenLoraModel::layer_backward(int l, const LayerWeights& w, const DropoutKe
   ddp::gpu::cast_to_bf16(dres_bf16_.get(), dres_.get(), NC, s);
   // dy (N, Q) = d(o) Wo (+ LoRA)
   lin.backward({dy_.get(), false, false}, dres_bf16_.get(), act.y, proj(Projection::o), ad(Projection::o), s);
-  attention_->backward(slot(l), dq_.get(), dk_.get(), dv_.get(), dy_.get(), gemm_, s);
+  attention_->backward(attention_slot(l), dq_.get(), dk_.get(), dv_.get(), dy_.get(), gemm_, s);
   // Through RoPE: the inverse rotation, giving the gradients of the projections' outputs
   rope_backward(dq_.get(), N, T, NH, HD, NH * HD, config_.rope_theta, s);
   rope_backward(dk_.get(), N, T, NKV, HD, NKV * HD, config_.rope_theta, s);

@@ -10,9 +10,14 @@
 // accumulate in fp32 (cuBLASLt); logits are fp32, one chunk of rows at a time.
 //
 // Memory. With per-layer activation recompute (ModelOptions::recompute, the phase's default)
-// forward keeps only each layer's input h (L+1, B, T, C) bf16 (slot L: the final norm's input);
-// backward first recomputes a layer's forward from its saved input into one layer's activation
-// set, shared by all layers, then runs that layer's backward. Without recompute forward keeps
+// forward keeps each layer's input h (L+1, B, T, C) bf16 (slot L: the final norm's input) and
+// its attention's output y (L, B, T, NH*HD) bf16 with the attention's log-sum-exp (L, B, NH, T)
+// fp32; backward first recomputes a layer's forward from its saved input into one layer's
+// activation set, shared by all layers, but for the attention itself (the forward's y and
+// log-sum-exp are what the attention's backward reads), then runs that layer's backward. The
+// attention is the costliest part of a layer to recompute per byte kept: 0.8 ms of an H100's
+// time a layer at Qwen2-7B's B 2, T 4096 for 59 MB (docs/performance.md);
+// ModelOptions::recompute_attention recomputes it too (each layer's input only). Without recompute forward keeps
 // one activation set per layer (what backward reads: ../memory_plan.cpp lists it) and backward
 // reads it: a quarter fewer matmul FLOPs, ~0.9 GiB more per layer at Qwen2-7B's B 2, T 4096.
 // Dropout masks are redrawn from their key, never stored. The two give the same bits: the
@@ -83,6 +88,7 @@ struct ModelOptions {
   bool matmul_autotune = true;   // time cuBLASLt's candidates per shape (src/train/matmul.h)
   int logits_chunk = 1024;       // rows of (rows, V) fp32 logits at a time (memory_plan.h's kLogitsChunkTokens)
   bool recompute = true;         // false: every layer's activations kept from forward (see Memory above)
+  bool recompute_attention = false;  // with recompute: the attention too, keeping only each layer's input
 };
 
 class QwenLoraModel {
@@ -178,6 +184,11 @@ class QwenLoraModel {
   };
   // Layer l's set: slot l without recompute, the one shared set (slot 0) with it.
   int slot(int l) const { return options_.recompute ? 0 : l; }
+  // Whether forward keeps each layer's attention output and state (Memory above): without
+  // recompute, or with it unless recompute_attention.
+  bool keeps_attention() const { return !options_.recompute || !options_.recompute_attention; }
+  // Layer l's attention slot and attention output y: l where kept, else the shared 0.
+  int attention_slot(int l) const { return keeps_attention() ? l : 0; }
   LayerActivations activations(int l) const;
   // The adapter on projection p of layer l (nullptr when p is not a target).
   const Adapter* adapter(int l, Projection p, Pass pass, const DropoutKey& key);
@@ -214,7 +225,7 @@ class QwenLoraModel {
   DeviceBuffer<float> rstd1_;     // (S, B, T)
   DeviceBuffer<bf16> q_;          // (S, B, T, Q)   after RoPE
   DeviceBuffer<bf16> k_, v_;      // (S, B, T, KV)  k after RoPE
-  DeviceBuffer<bf16> y_;          // (S, B, T, Q)   attention output: o's input
+  DeviceBuffer<bf16> y_;          // (L, B, T, Q)   attention output, o's input (1 set: recompute_attention)
   DeviceBuffer<bf16> h_mid_;      // (S, B, T, C)   h + o
   DeviceBuffer<bf16> x2_;         // (S or 1, B, T, C)  rmsnorm(h_mid) * w_post: gate and up's input
   DeviceBuffer<float> rstd2_;     // (S, B, T)

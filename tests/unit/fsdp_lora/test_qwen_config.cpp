@@ -74,9 +74,14 @@ TEST_CASE("training FLOPs per token follow the documented count", "[fsdp][qwen]"
   const std::uint64_t base_matmul = 7'070'285'824ull;
   const std::uint64_t attention_forward = 4ull * 28 * 28 * 128 * 4096;  // 1,644,167,168
   const std::uint64_t lora_n = 40'370'176;
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false) == 4 * base_matmul + 3 * attention_forward + 6 * lora_n);
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true) == 6 * base_matmul + 4 * attention_forward + 8 * lora_n);
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false) == 33'455'865'856ull);
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, false) == 4 * base_matmul + 3 * attention_forward + 6 * lora_n);
+  // With recompute the attention runs again only with recompute_attention (by default the
+  // forward's output is kept); recompute_attention means nothing without recompute.
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, false) == 6 * base_matmul + 3 * attention_forward + 8 * lora_n);
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, true) == 6 * base_matmul + 4 * attention_forward + 8 * lora_n);
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, true) ==
+        training_flops_per_token(qwen2_7b, lora, 4096, false, false));
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, false) == 33'455'865'856ull);
   // The anchor's count: (4 or 6) x all base parameters + 12 L C T.
   CHECK(anchor_flops_per_token(qwen2_7b, 4096, true) == 6 * 7'615'616'512ull + 12ull * 28 * 3584 * 4096);
   CHECK(anchor_flops_per_token(qwen2_7b, 4096, false) == 4 * 7'615'616'512ull + 12ull * 28 * 3584 * 4096);
