@@ -17,6 +17,9 @@
 #   fsdp_nr   the same without activation recompute on either side
 #   nccl      tests/gpu/nccl_compare.sh: nccl-scaling (N ranks under Slurm) beside nccl-tests (one
 #             process, -g N), every collective; SKIP unless tests/gpu/prepare packed nccl-tests
+#   full      tests/gpu/pipeline.sh full: the full profile (fsdp-lora at 28 layers) through Slurm,
+#             against issue 17's 15 minutes on one 8-GPU node (130 s on four H200s); its report in
+#             $OUT/report-full/
 #   base      tests/gpu/fsdp_base_paths.sh on all GPUs: fsdp-lora's base read from a Hugging Face
 #             checkpoint directory (its own random base written as one), offloaded to pinned
 #             host memory, and gathered by NCCL instead of the copy engine each train bit for
@@ -29,8 +32,8 @@
 #             scaling with the copy-engine gathers (the default) against NCCL's, or gathering further ahead
 #   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
 # On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
-# files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipeline's report in $OUT/report-quick/ (a device
-# call returns at most 8 files), the headline lines on stdout.
+# files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipelines' reports in $OUT/report-quick/ and
+# $OUT/report-full/ (a device call returns at most 8 files), the headline lines on stdout.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 root=$PWD
@@ -42,7 +45,7 @@ deadline=$((SECONDS + ${DEADLINE:-560}))
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl base ckpt variants fsdp1 fsdp_vars)
+[ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
 # fsdp-lora's gathers are hidden; what costs is the compute slowed beside NCCL's gather kernels.
 # On two H200s the copy-engine gathers (the default) gave 1-1.5% of it back; fewer NCCL CTAs
@@ -109,6 +112,10 @@ if want nccl; then
     grep -E '^== |SLOW|compare:|FAIL' "$work/nccl.log" | head -n 60
   fi
 fi
+if want full; then
+  run_step full 420 tests/gpu/pipeline.sh full
+  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE|WARN)|failed:' "$work/full.log" | head -n 30
+fi
 if want base; then
   FSDP_SLURM=$ngpu run_step base 300 tests/gpu/fsdp_base_paths.sh
   grep -vE '^\[|^ ' "$work/base.log" | cut -c1-230 | head -n 50
@@ -139,5 +146,6 @@ fi
 tests/cluster/down >/dev/null 2>&1 || true
 # The reports of the pipeline come back as files of their own (an example run for docs/).
 tar -xzf "$work/pipeline/pipeline-results.tar.gz" -C "$OUT" report-quick 2>/dev/null
+tar -xzf "$work/full/pipeline-results.tar.gz" -C "$OUT" report-full 2>/dev/null
 (cd "$work" && find . -name '*.log' -size -20M -print0 | tar --null -T - -czf "$OUT/multi-gpu.tar.gz")
-ls -la "$OUT" "$OUT"/report-quick 2>/dev/null | awk '{print $5, $9}'
+ls -la "$OUT" "$OUT"/report-quick "$OUT"/report-full 2>/dev/null | awk '{print $5, $9}'
