@@ -5,7 +5,8 @@
 # Both run Qwen2-7B's shape (FSDP_LAYERS, default 28), sequence 4096, micro-batch 2, recompute,
 # with the CUPTI library of probes/kernel_profile.cpp injected (CUDA_INJECTION64_PATH); each
 # table counts only the last WINDOW_S seconds of GPU work, the steady training steps.
-# SKIP_TORCH=1 profiles the phase only.
+# SKIP_TORCH=1 profiles the phase only. RECOMPUTE=false profiles both without activation
+# recompute (the anchor's --no-ckpt, which needs more than one H100's memory: an H200).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -29,6 +30,7 @@ fsdp_lora:
   steps: ${STEPS:-14}
   timing_skip: 3
   gradient_check: false
+  recompute: ${RECOMPUTE:-true}
 YAML
 
 echo "=== gpuaccept-fsdp-lora ($layers layers), kernels of the last $window s"
@@ -43,10 +45,12 @@ head -n 45 "$OUT/profile-fsdp.txt"
 [ -n "${SKIP_TORCH:-}" ] && exit 0
 anchor=$root/.gpu-carry/anchors/torch_fsdp_lora_qwen2_7b.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_fsdp_lora_qwen2_7b.py
-echo "=== PyTorch anchor (FSDP2 + PEFT, recompute), kernels of the last $window s"
+torch_args=()
+[ "${RECOMPUTE:-true}" = false ] && torch_args=(--no-ckpt)
+echo "=== PyTorch anchor (FSDP2 + PEFT, recompute ${RECOMPUTE:-true}), kernels of the last $window s"
 CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-torch-fsdp.txt \
   timeout --kill-after=10 300 torchrun --standalone --nproc_per_node=1 "$anchor" --layers "$layers" --seq 4096 --mbs 2 \
-  --steps 14 >"$OUT/torch-fsdp.log" 2>&1
+  --steps 14 "${torch_args[@]}" >"$OUT/torch-fsdp.log" 2>&1
 echo "exit code $?"
 grep RESULT "$OUT/torch-fsdp.log" || tail -n 20 "$OUT/torch-fsdp.log"
 head -n 45 "$OUT/profile-torch-fsdp.txt"
