@@ -148,12 +148,13 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.layers = c.layers;
   m.layer_input_bytes = d.N * d.C * kBf16;
   m.layer_activation_bytes = layer_activation_bytes(d, lora);
+  m.attention_output_bytes = d.N * d.Q * kBf16 + d.B * d.NH * d.T * kFp32;
   if (recompute) {
     // Each layer's input, the checkpoint it is rebuilt from, and (unless recompute_attention)
     // its attention's output and log-sum-exp, which the rebuilt layer then reads.
-    if (!recompute_attention) m.attention_kept_bytes = d.N * d.Q * kBf16 + d.B * d.NH * d.T * kFp32;
-    m.activations_kept = L * (m.layer_input_bytes + m.attention_kept_bytes);
-    m.recomputed_layer = m.layer_activation_bytes - m.attention_kept_bytes;
+    const std::uint64_t attention_kept = recompute_attention ? 0 : m.attention_output_bytes;
+    m.activations_kept = L * (m.layer_input_bytes + attention_kept);
+    m.recomputed_layer = m.layer_activation_bytes - attention_kept;
   } else {
     m.activations_kept = L * m.layer_activation_bytes;
   }
@@ -214,12 +215,15 @@ void MemoryPlan::check_fits(std::uint64_t gpu_bytes_free, std::uint64_t headroom
   // Only the changes not already in force, each with what it saves.
   std::vector<std::string> fixes;
   if (!recompute)
-    fixes.push_back(fmt::format("fsdp_lora.recompute: true (keeps only each layer's input: {} instead of {})",
-                                gib(static_cast<std::uint64_t>(layers) * layer_input_bytes + layer_activation_bytes),
-                                gib(activations_kept)));
-  if (recompute && attention_kept_bytes > 0)
+    fixes.push_back(fmt::format(
+        "fsdp_lora.recompute: true (keeps each layer's input and attention output: {} instead of {})",
+        gib(static_cast<std::uint64_t>(layers) * (layer_input_bytes + attention_output_bytes) + layer_activation_bytes -
+            attention_output_bytes),
+        gib(activations_kept)));
+  // One layer's attention output is rebuilt instead of every layer's kept.
+  if (recompute && !recompute_attention && layers > 1)
     fixes.push_back(fmt::format("fsdp_lora.recompute_attention: true (keeps only each layer's input: {} less)",
-                                gib(static_cast<std::uint64_t>(layers) * attention_kept_bytes)));
+                                gib(static_cast<std::uint64_t>(layers - 1) * attention_output_bytes)));
   if (!offload_cpu) fixes.push_back(fmt::format("fsdp_lora.offload: cpu (the base shards, {}, to pinned host memory)", gib(base_shards_gpu)));
   fixes.push_back(fmt::format("more GPUs (each holds 1/N of the base: {} per GPU at {} GPU{})",
                               gib(base_shards_gpu + base_shards_host_pinned), world_size, world_size == 1 ? "" : "s"));

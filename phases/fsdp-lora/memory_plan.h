@@ -47,8 +47,9 @@ struct MemoryPlan {
   bool shard_optimizer = false;        // reduce_scatter: the moments are one slice of N
   // Activations (bf16 unless said)
   std::uint64_t layer_input_bytes = 0;       // (B, T, C): what recompute keeps of a layer
-  std::uint64_t attention_kept_bytes = 0;    // and, unless recompute_attention, its attention's output
-                                             // (B, T, NH HD) and log-sum-exp (B, NH, T) fp32
+  std::uint64_t attention_output_bytes = 0;  // a layer's attention output (B, T, NH HD) and its
+                                             // log-sum-exp (B, NH, T) fp32: what recompute keeps
+                                             // too, unless recompute_attention
   std::uint64_t layer_activation_bytes = 0;  // what backward needs of one layer (memory_plan.cpp lists it)
   std::uint64_t activations_kept = 0;        // kept from forward to backward, all layers
   std::uint64_t recomputed_layer = 0;        // with recompute: one layer's set, rebuilt in backward

@@ -17,9 +17,10 @@
 // log-sum-exp are what the attention's backward reads), then runs that layer's backward. The
 // attention is the costliest part of a layer to recompute per byte kept: 0.8 ms of an H100's
 // time a layer at Qwen2-7B's B 2, T 4096 for 59 MB (docs/performance.md);
-// ModelOptions::recompute_attention recomputes it too (each layer's input only). Without recompute forward keeps
-// one activation set per layer (what backward reads: ../memory_plan.cpp lists it) and backward
-// reads it: a quarter fewer matmul FLOPs, ~0.9 GiB more per layer at Qwen2-7B's B 2, T 4096.
+// ModelOptions::recompute_attention recomputes it too (each layer's input only). Without
+// recompute forward keeps one activation set per layer (what backward reads: ../memory_plan.cpp
+// lists it) and backward reads it: a quarter fewer matmul FLOPs, ~0.9 GiB more per layer at
+// Qwen2-7B's B 2, T 4096.
 // Dropout masks are redrawn from their key, never stored. The two give the same bits: the
 // recompute repeats forward's kernels on the same inputs.
 //

@@ -38,16 +38,18 @@ TEST_CASE("Qwen2-7B on one GPU with recompute: the 15.2 GB base plus a few GiB",
   // Each layer's input, 2 x 4096 tokens x 3584 x 2 bytes, and its attention's output (the same
   // size: 28 heads of 128) and log-sum-exp (2 x 28 x 4096 fp32), for 28 layers.
   CHECK(m.layer_input_bytes == 2ull * 4096 * 3584 * 2);
-  CHECK(m.attention_kept_bytes == 2ull * 4096 * 3584 * 2 + 2ull * 28 * 4096 * 4);
-  CHECK(m.activations_kept == 28 * (m.layer_input_bytes + m.attention_kept_bytes));
-  CHECK(m.recomputed_layer == m.layer_activation_bytes - m.attention_kept_bytes);
+  CHECK(m.attention_output_bytes == 2ull * 4096 * 3584 * 2 + 2ull * 28 * 4096 * 4);
+  CHECK(m.activations_kept == 28 * (m.layer_input_bytes + m.attention_output_bytes));
+  CHECK(m.recomputed_layer == m.layer_activation_bytes - m.attention_output_bytes);
   // recompute_attention: the input only, and the whole layer rebuilt.
   const MemoryPlan lean = plan_memory(qwen2_7b, lora_on("qkvo"), make_shard_plan(qwen2_7b, 1), 2, 4096, true, false,
                                       1, false, /*recompute_attention=*/true);
-  CHECK(lean.attention_kept_bytes == 0);
   CHECK(lean.activations_kept == 28 * lean.layer_input_bytes);
   CHECK(lean.recomputed_layer == lean.layer_activation_bytes);
-  CHECK(lean.total() + 28 * m.attention_kept_bytes == m.total() + m.attention_kept_bytes);
+  CHECK(lean.total() + 27 * m.attention_output_bytes == m.total());
+  CHECK_THROWS_WITH(m.check_fits(4 * kGiB, 0), Catch::Contains("fsdp_lora.recompute_attention: true") &&
+                                                   Catch::Contains("1.50 GiB less"));
+  CHECK_THROWS_WITH(lean.check_fits(4 * kGiB, 0), !Catch::Contains("fsdp_lora.recompute_attention"));
   CHECK_THAT(lean.describe(), Catch::Contains("activations kept (layer inputs)") &&
                                   !Catch::Contains("attention outputs"));
   // LoRA: 40,370,176 parameters x (2 bf16 + 4 master + 4 gradient + 8 for m and v) bytes.
