@@ -306,16 +306,24 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
 //      in dq_workspace (fp32, flash_backward_dq_workspace_floats) with dq_semaphores
 //      (flash_backward_dq_semaphores ints, zeroed on `stream` by this call); no dQ kernel
 //   3  as 2, single-buffered, 2 CTAs/SM
-// dq_workspace and dq_semaphores are needed (16-byte aligned) where flash_backward_fuses_dq.
-inline constexpr int kFlashBackwardVariants = 4;
+//   4  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
+//      (flash_backward_ds_workspace_elems: the causal half of (B, NH, T, T), 0.95 GB at the 7B
+//      shape's B 2, T 4096), and a dQ kernel that only sums dS K from them: 5 products a tile
+//      instead of 7, deterministic, no waits. Not yet run on a GPU (2026-11-26); its workspace
+//      is not in memory_plan.cpp's working buffers (count it there before making it the default).
+// dq_workspace and dq_semaphores are needed (16-byte aligned) where flash_backward_fuses_dq,
+// ds_workspace where flash_backward_stores_ds.
+inline constexpr int kFlashBackwardVariants = 5;
 inline constexpr int kFlashBackwardDefault = 1;
 bool flash_backward_fuses_dq(int variant);
+bool flash_backward_stores_ds(int variant);
 std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH);
 std::size_t flash_backward_dq_semaphores(int B, int T, int NH);
+std::size_t flash_backward_ds_workspace_elems(int B, int T, int NH);
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                               int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault, float* dq_workspace = nullptr,
-                              int* dq_semaphores = nullptr);
+                              int* dq_semaphores = nullptr, bf16* ds_workspace = nullptr);
 // The compiled kernels of forward variant `forward_variant` and of backward variant `variant` as the device sees them
 // (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
 // then the backward's dK/dV (or fused) kernel and, unfused, the dQ kernel. Returns the count.

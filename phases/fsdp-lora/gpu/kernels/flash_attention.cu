@@ -19,7 +19,9 @@
 // dQ in its own kernel (above) or fused into the dK/dV kernel (2, 3: dQ = dS K from the dS^T
 // already in shared memory, summed over key blocks in an fp32 workspace in a fixed order that
 // per-tile counters enforce -- the one place with atomic adds, serialized, so still
-// deterministic; see "backward: dK, dV").
+// deterministic; see "backward: dK, dV"), or (4) with the dK/dV kernel writing its dS^T tiles
+// (bf16) to a workspace and a dQ kernel that only sums dS K from them: five products a tile in
+// all instead of seven, no waits, the same order every run (see "backward: dQ from dS").
 //
 // The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
 // fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
@@ -496,6 +498,22 @@ constexpr int dkdv_shared_bytes() {
          kBuffers * kRowValuesCount * static_cast<int>(sizeof(float));
 }
 
+// Variant 4's workspace of dS^T tiles (bf16, 64 keys x 64 queries, row-major): per (b, query head),
+// the causal tiles (query block i, key block j <= i) at i (i + 1) / 2 + j, so that a query block's
+// tiles j = 0..i lie one after another.
+__device__ inline std::size_t ds_tile_offset(int bh, int blocks, int qb, int kb) {
+  const std::size_t tiles_per_head = static_cast<std::size_t>(blocks) * (blocks + 1) / 2;
+  return (static_cast<std::size_t>(bh) * tiles_per_head + static_cast<std::size_t>(qb) * (qb + 1) / 2 + kb) *
+         (kBlock * kBlock);
+}
+// The dS^T tile in shared memory (rows kPStride apart) to its place in the workspace.
+__device__ inline void store_ds_tile(bf16* dst, const bf16* sds) {
+  for (int i = threadIdx.x; i < kBlock * kBlock / 8; i += blockDim.x) {
+    const int row = i / (kBlock / 8), col = (i % (kBlock / 8)) * 8;
+    *reinterpret_cast<uint4*>(dst + row * kBlock + col) = *reinterpret_cast<const uint4*>(sds + row * kPStride + col);
+  }
+}
+
 // acc (16 x 8ND) += A (16 x 64) * B (64 rows of a tile from `b` on), A stored transposed in
 // shared memory: A[m][k] at a_cols[k * kPStride + m] (a_cols at the first of the 16 columns m).
 template <int ND>
@@ -528,9 +546,9 @@ __device__ inline void red_add2(float* p, float a, float b) {
 
 // grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block (block 0 sees
 // every query: the longest first).
-template <int kBuffers, bool kFusedDq, int kMinBlocks>
+template <int kBuffers, bool kFusedDq, int kMinBlocks, bool kStoreDs>
 __global__ void __launch_bounds__(kDkdvThreads, kMinBlocks) flash_backward_dkdv_kernel(
-    bf16* dk, bf16* dv, bf16* dq, float* dq_ws, int* dq_sem, const bf16* q, const bf16* k, const bf16* v,
+    bf16* dk, bf16* dv, bf16* dq, float* dq_ws, int* dq_sem, bf16* ds, const bf16* q, const bf16* k, const bf16* v,
     const bf16* dy, const float* lse, const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sk = reinterpret_cast<bf16*>(smem);
@@ -623,6 +641,7 @@ __global__ void __launch_bounds__(kDkdvThreads, kMinBlocks) flash_backward_dkdv_
     }
     mma_sb(dv_acc, sp + kw * 16 * kPStride, sdo + half * 64, lane);   // dV += P^T dO
     mma_sb(dk_acc, sds + kw * 16 * kPStride, sq + half * 64, lane);   // dK += dS^T Q
+    if constexpr (kStoreDs) store_ds_tile(ds + ds_tile_offset(b * NH + step_head(i), blocks, qb, kb), sds);
     if constexpr (kFusedDq) {
       // dQ_kb (queries 16 kw + g, +8 x head channels 64 half + 8n + 2t, +1) = dS K
       float dq_acc[8][4];
@@ -738,6 +757,59 @@ __global__ void __launch_bounds__(kThreads, 2) flash_backward_dq_kernel(bf16* dq
   store_rows(dq + head_start(b, h, T, NH), qs, dq_acc, row0, scale, scale, t);
 }
 
+// ---- backward: dQ from dS (variant 4) ----------------------------------------------------
+// dQ = scale sum_j dS_j K_j over the key blocks j <= own, from the dS^T tiles the dK/dV kernel
+// wrote (the bf16 values its dK product used): one product a tile where the dQ kernel above
+// recomputes P and dP first (three). Summed in key-block order inside one CTA: the same bits
+// every run. One CTA per (b, h, block of 64 queries; 4 warps x 16 queries), the longest first;
+// K and dS^T tiles double-buffered.
+constexpr int kDqFromDsShared = (2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16));
+
+// A 64 x 64 dS^T tile of the workspace into shared memory (rows kPStride apart).
+__device__ inline void load_ds_tile(bf16* dst, const bf16* src) {
+  for (int i = threadIdx.x; i < kBlock * kBlock / 8; i += blockDim.x) {
+    const int row = i / (kBlock / 8), col = (i % (kBlock / 8)) * 8;
+    copy_async16(dst + row * kPStride + col, src + row * kBlock + col);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 3) flash_backward_dq_from_ds_kernel(bf16* dq, const bf16* ds,
+                                                                               const bf16* k, int T, int NH, int NKV,
+                                                                               float scale) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sk = reinterpret_cast<bf16*>(smem);  // [buffer] K tile
+  bf16* sds = sk + 2 * kTile;                 // [buffer] dS^T tile
+  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
+  const int qb = gridDim.y - 1 - blockIdx.y, blocks = T / kBlock;
+  const int ks = NKV * kD;
+  const std::size_t ktile = static_cast<std::size_t>(kBlock) * ks;
+  const bf16* kh = k + head_start(b, kvh, T, NKV);
+  const bf16* dsq = ds + ds_tile_offset(blockIdx.x, blocks, qb, 0);  // this query block's tiles, j = 0..qb
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+
+  load_tile(sk, kh, ks);
+  load_ds_tile(sds, dsq);
+  commit();
+  float dq_acc[16][4];
+  zero(dq_acc);
+  for (int kb = 0; kb <= qb; ++kb) {
+    if (kb < qb) {  // the other buffer is free since the last block's closing barrier
+      const int next = (kb + 1) % 2;
+      load_tile(sk + next * kTile, kh + (kb + 1) * ktile, ks);
+      load_ds_tile(sds + next * kBlock * kPStride, dsq + static_cast<std::size_t>(kb + 1) * kBlock * kBlock);
+      commit();
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    const int cur = kb % 2;
+    mma_tsb(dq_acc, sds + cur * kBlock * kPStride + warp * 16, sk + cur * kTile, lane);  // dQ += dS K
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  store_rows(dq + head_start(b, h, T, NH), NH * kD, dq_acc, qb * kBlock + warp * 16 + g, scale, scale, t);
+}
+
 void check_shape(const char* what, int B, int T, int NH, int NKV) {
   (void)what;
   require(B > 0 && NH > 0 && NKV > 0 && NH % NKV == 0, "flash attention: B, NH, NKV positive, NH a multiple of NKV");
@@ -785,17 +857,19 @@ namespace {
 
 // The backward variants (kernels.h): the dK/dV kernel's staging buffers, whether it computes
 // dQ too, and the CTAs per SM it is compiled for.
-template <int kBuffers, bool kFusedDq, int kMinBlocks>
+template <int kBuffers, bool kFusedDq, int kMinBlocks, bool kStoreDs = false>
 struct BackwardVariant {
   static constexpr int kShared = dkdv_shared_bytes<kBuffers>();
-  static constexpr auto kernel = flash_backward_dkdv_kernel<kBuffers, kFusedDq, kMinBlocks>;
+  static constexpr auto kernel = flash_backward_dkdv_kernel<kBuffers, kFusedDq, kMinBlocks, kStoreDs>;
   static constexpr bool fused = kFusedDq;
+  static constexpr bool stores_ds = kStoreDs;
 };
 using Variant0 = BackwardVariant<2, false, 1>;  // double-buffered dK/dV, 1 CTA/SM; dQ kernel
 using Variant1 = BackwardVariant<1, false, 2>;  // single-buffered dK/dV, 2 CTAs/SM; dQ kernel
 using Variant2 = BackwardVariant<2, true, 1>;   // double-buffered, dQ fused (ordered fp32 adds)
 using Variant3 = BackwardVariant<1, true, 2>;   // single-buffered, 2 CTAs/SM, dQ fused
-static_assert(kFlashBackwardVariants == 4);
+using Variant4 = BackwardVariant<1, false, 2, true>;  // 1, writing dS^T; dQ from it (one product)
+static_assert(kFlashBackwardVariants == 5);
 
 // f(Variant) for the variant numbered `variant`.
 template <typename F>
@@ -805,7 +879,8 @@ void with_variant(int variant, F&& f) {
     case 1: f(Variant1{}); break;
     case 2: f(Variant2{}); break;
     case 3: f(Variant3{}); break;
-    default: require(false, "flash attention: backward variant out of range (0..3)");
+    case 4: f(Variant4{}); break;
+    default: require(false, "flash attention: backward variant out of range (0..4)");
   }
 }
 
@@ -832,6 +907,12 @@ FlashKernelResources resources(const char* name, Kernel kernel, int threads, int
 }  // namespace
 
 bool flash_backward_fuses_dq(int variant) { return variant == 2 || variant == 3; }
+bool flash_backward_stores_ds(int variant) { return variant == 4; }
+
+std::size_t flash_backward_ds_workspace_elems(int B, int T, int NH) {
+  const std::size_t blocks = static_cast<std::size_t>(T / kBlock);
+  return static_cast<std::size_t>(B) * NH * (blocks * (blocks + 1) / 2) * kBlock * kBlock;
+}
 
 std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH) {
   return static_cast<std::size_t>(B) * NH * T * kD;
@@ -846,29 +927,37 @@ int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forw
                                   : resources("forward", flash_forward_kernel, kThreads, kForwardShared);
   with_variant(variant, [&](auto v) {
     using V = decltype(v);
-    out[n++] = resources(V::fused ? "dkdv_dq" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
-    if (!V::fused) out[n++] = resources("dq", flash_backward_dq_kernel, kThreads, kDqShared);
+    out[n++] = resources(V::fused ? "dkdv_dq" : V::stores_ds ? "dkdv_ds" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
+    if (V::stores_ds)
+      out[n++] = resources("dq_from_ds", flash_backward_dq_from_ds_kernel, kThreads, kDqFromDsShared);
+    else if (!V::fused)
+      out[n++] = resources("dq", flash_backward_dq_kernel, kThreads, kDqShared);
   });
   return n;
 }
 
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream, int variant, float* dq_workspace, int* dq_semaphores) {
+                              int NKV, cudaStream_t stream, int variant, float* dq_workspace, int* dq_semaphores,
+                              bf16* ds_workspace) {
   check_shape("backward", B, T, NH, NKV);
   for (const void* p : {static_cast<const void*>(dq), static_cast<const void*>(dk), static_cast<const void*>(dv),
                         static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
                         static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
                         static_cast<const void*>(delta)})
     require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
-  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..3)");
+  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..4)");
   const bool fused = flash_backward_fuses_dq(variant);
   require(!fused || (dq_workspace != nullptr && dq_semaphores != nullptr && dd::aligned16(dq_workspace)),
           "flash_attention_backward: the fused-dQ variants need the fp32 dq workspace and the semaphores");
+  const bool stores_ds = flash_backward_stores_ds(variant);
+  require(!stores_ds || (ds_workspace != nullptr && dd::aligned16(ds_workspace)),
+          "flash_attention_backward: variant 4 needs the dS workspace (flash_backward_ds_workspace_elems)");
   static bool allowed[kFlashBackwardVariants] = {};
   if (!allowed[variant]) {
     with_variant(variant, [](auto v) { allow_shared(decltype(v)::kernel, decltype(v)::kShared); });
     allow_shared(flash_backward_dq_kernel, kDqShared);
+    allow_shared(flash_backward_dq_from_ds_kernel, kDqFromDsShared);
     allowed[variant] = true;
   }
   NvtxRange range("flash_attention_backward");
@@ -885,10 +974,15 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
     using V = decltype(vv);
     const auto kernel = V::kernel;
     kernel<<<dim3(B * NKV, T / kBlock), kDkdvThreads, V::kShared, stream>>>(
-        dk, dv, dq, dq_workspace, dq_semaphores, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+        dk, dv, dq, dq_workspace, dq_semaphores, ds_workspace, q, k, v, dy, lse, delta, T, NH, NKV, scale,
+        scale * kLog2e);
   });
   check_launch("flash_attention_backward (dk, dv)");
-  if (!fused) {
+  if (stores_ds) {
+    flash_backward_dq_from_ds_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqFromDsShared, stream>>>(
+        dq, ds_workspace, k, T, NH, NKV, scale);
+    check_launch("flash_attention_backward (dq from ds)");
+  } else if (!fused) {
     flash_backward_dq_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqShared, stream>>>(
         dq, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
     check_launch("flash_attention_backward (dq)");
