@@ -28,8 +28,8 @@
 #             fsdp-lora's with include_base on all GPUs (CKPT_RANKS)
 #   variants  tests/gpu/ddp_variants.sh VARIANTS (ddp's communication settings, N GPUs)
 #   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
-#   fsdp_vars PHASE=fsdp-lora FULL=1 tests/gpu/ddp_variants.sh FSDP_VARIANTS at 28 layers: fsdp-lora's
-#             scaling with the copy-engine gathers (the default) against NCCL's, or gathering further ahead
+#   fsdp_vars PHASE=fsdp-lora FULL=1 tests/gpu/ddp_variants.sh FSDP_VARIANTS at 28 layers: fsdp-lora
+#             with settings side by side (each with its one-GPU run and equivalence; list below)
 #   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
 # On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
 # files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipelines' reports in $OUT/report-quick/ and
@@ -47,11 +47,11 @@ ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
-# fsdp-lora's gathers are hidden; what costs is the compute slowed beside NCCL's gather kernels.
-# On two H200s the copy-engine gathers (the default) gave 1-1.5% of it back; fewer NCCL CTAs
-# did not (docs/performance.md). The default against NCCL's, and two layers gathered ahead.
-# rs: fsdp_lora.grad_reduce reduce_scatter (each rank steps its slice; 1.4% behind on four H100s).
-FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 rs::layers=28,grad_reduce=reduce_scatter nccl::layers=28,gather=nccl pf2::layers=28,prefetch_layers=2"}
+# fsdp-lora's open question (docs/performance.md): the attention backward's variant 4 (dQ from
+# the stored dS tiles: 5 products a tile instead of 7; not yet run on a GPU) against the default,
+# with and without recompute. Earlier lists: the copy-engine gathers against NCCL's (gather=nccl),
+# reduce_scatter (grad_reduce=reduce_scatter, 1.4% behind on four H100s), prefetch_layers=2.
+FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 bwd4:GPUACCEPT_FLASH_BWD=4:layers=28 nr::layers=28,recompute=false nrbwd4:GPUACCEPT_FLASH_BWD=4:layers=28,recompute=false"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
 nvidia-smi --query-gpu=index,name,memory.total,power.limit --format=csv,noheader
