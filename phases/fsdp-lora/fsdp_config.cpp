@@ -18,7 +18,7 @@ void refuse_unknown_keys(const Config& c) {
                         {"model",          "layers",          "seq_len",         "micro_batch",       "grad_accum",
                          "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
                          "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
-                         "grad_clip",      "recompute",       "recompute_attention", "offload",         "memory_headroom_gib", "grad_reduce",
+                         "grad_clip",      "recompute",       "recompute_keep", "offload",         "memory_headroom_gib", "grad_reduce",
                          "bucket_mib",     "prefetch_layers", "gather", "matmul_autotune", "seed",            "data_vocab",        "data_successors",
                          "data_file",      "checkpoint_dir",  "checkpoint",  "gradient_check",  "grad_tolerance",    "loss_tolerance",
                          "equivalence_steps", "equivalence_tolerance", "scaling_steps", "step_timeout_s", "peak_tflops"});
@@ -120,7 +120,14 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
   d.grad_clip = c.get_non_negative("fsdp_lora.grad_clip", d.grad_clip);
 
   d.recompute = f.recompute ? *f.recompute : c.get("fsdp_lora.recompute", d.recompute);
-  d.recompute_attention = c.get("fsdp_lora.recompute_attention", d.recompute_attention);
+  {
+    const std::string keep = c.get("fsdp_lora.recompute_keep", std::string(recompute_keep_name(d.recompute_keep)));
+    try {
+      d.recompute_keep = recompute_keep_by_name(keep);
+    } catch (const std::invalid_argument& e) {
+      throw c.error_at(c.find("fsdp_lora.recompute_keep"), "fsdp_lora.recompute_keep", e.what());
+    }
+  }
   d.offload = f.offload.empty() ? c.get("fsdp_lora.offload", d.offload) : f.offload;
   if (d.offload != "none" && d.offload != "cpu")
     throw refusal(c, "fsdp_lora.offload", "--offload", !f.offload.empty(), fmt::format("'{}': none or cpu", d.offload));

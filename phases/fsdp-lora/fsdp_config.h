@@ -45,9 +45,9 @@ struct FsdpConfig {
   bool recompute = true;            // fsdp_lora.recompute: keep only each layer's input and run the layer
                                     // forward again in backward (activation checkpointing); false: keep
                                     // what backward reads of every layer (memory_plan.cpp), no second forward
-  bool recompute_attention = false; // fsdp_lora.recompute_attention: with recompute, run the attention
-                                    // again too, keeping only each layer's input; false: keep each
-                                    // layer's attention output and log-sum-exp (gpu/qwen_model.h, Memory)
+  RecomputeKeep recompute_keep = RecomputeKeep::attention;  // fsdp_lora.recompute_keep: what forward keeps
+                                    // of each layer beside its input, with recompute (qwen_config.h):
+                                    // input, attention (its output and log-sum-exp) or attention_block
   std::string offload = "none";     // fsdp_lora.offload: none, or cpu (base shards in pinned host memory,
                                     // copied to the GPU a layer ahead)
   double memory_headroom_gib = 2.0; // fsdp_lora.memory_headroom_gib: GPU memory left free when planning (GiB)

@@ -191,7 +191,7 @@ void FsdpLoraPhase::run_checks() {
   const ShardPlan shards = make_shard_plan(model, world_.size());
   const MemoryPlan plan = plan_memory(model, config_.lora, shards, config_.micro_batch, config_.seq_len,
                                       config_.recompute, config_.offload_cpu(), config_.prefetch_layers,
-                                      config_.grad_reduce == "reduce_scatter", config_.recompute_attention);
+                                      config_.grad_reduce == "reduce_scatter", config_.recompute_keep);
   if (!check_memory_plan(plan)) {
     for (const char* test : {"gradient_check", "training", "learning", "replicas", "equivalence", "scaling"})
       results_.check(test, Status::Skip, "not run: the memory plan does not fit (memory_plan)");
@@ -326,7 +326,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
                                                  gpu::ModelOptions{.matmul_autotune = config_.matmul_autotune,
                                                                    .logits_chunk = static_cast<int>(kLogitsChunkTokens),
                                                                    .recompute = config_.recompute,
-                                                                   .recompute_attention = config_.recompute_attention});
+                                                                   .recompute_keep = config_.recompute_keep});
     model->set_weight_source(weights.get());
     model->set_final_norm(weights->final_norm());
     init_stream.synchronize();

@@ -24,9 +24,9 @@ double hidden_percent(double gather_ms, double exposed_ms) {
   return std::clamp(100.0 * (1.0 - exposed_ms / gather_ms), 0.0, 100.0);
 }
 
-double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, bool recompute_attention,
+double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, RecomputeKeep keep,
                   double tokens_per_step) {
-  return static_cast<double>(training_flops_per_token(c, lora, seq_len, recompute, recompute_attention)) *
+  return static_cast<double>(training_flops_per_token(c, lora, seq_len, recompute, keep)) *
          tokens_per_step;
 }
 

@@ -26,7 +26,7 @@ double hidden_percent(double gather_ms, double exposed_ms);
 
 // Hardware FLOPs of one optimizer step per GPU (qwen_config.h's training_flops_per_token times
 // the tokens it trains): what "hardware TFLOP/s" and MFU count.
-double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, bool recompute_attention,
+double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, RecomputeKeep keep,
                   double tokens_per_step);
 
 // Scaling efficiency in percent: tokens/s per GPU at a scale against each GPU alone,

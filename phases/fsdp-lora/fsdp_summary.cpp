@@ -119,21 +119,18 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
 
-  // FLOPs: qwen_config.h's training_flops_per_token (the frozen base's matmuls forward, input
-  // gradient and recomputed forward: 6 x matmul weights, or 4 without recompute; attention's
-  // scores and values 4 L NH HD T per token forward, x3 with backward, x4 when recompute_attention; LoRA 8 x its
-  // parameters, 6 without recompute). The anchor's count ((6|4) x all base parameters + 12 L C T)
-  // is in the params too, to compare with torch_fsdp_lora_qwen2_7b.py.
+  // FLOPs: qwen_config.h's training_flops_per_token (what the GPU runs: the frozen base's matmuls
+  // forward and input gradient, the projections a recomputed layer runs again, attention, LoRA;
+  // training_flops_formula says it in words). The anchor's count ((6|4) x all base parameters +
+  // 12 L C T) is in the params too, to compare with torch_fsdp_lora_qwen2_7b.py.
   const QwenConfig model = config_.model_config();
   const double flops = static_cast<double>(training_flops_per_token(model, config_.lora, config_.seq_len, config_.recompute,
-                                                                      config_.recompute_attention));
+                                                                      config_.recompute_keep));
   const double anchor = static_cast<double>(anchor_flops_per_token(model, config_.seq_len, config_.recompute));
   Params p = scale;
   p["flops_per_token"] = fmt::format("{:.6g}", flops);
   p["anchor_flops_per_token"] = fmt::format("{:.6g}", anchor);
-  p["flop_formula"] = fmt::format("({} x base matmul weights + {} x 4 L NH HD T + {} x LoRA parameters) per token",
-                                  config_.recompute ? 6 : 4, config_.recompute && config_.recompute_attention ? 4 : 3,
-                                  config_.recompute ? 8 : 6);
+  p["flop_formula"] = training_flops_formula(config_.recompute, config_.recompute_keep);
   const double tflops = per_gpu * flops / 1e12;
   out.measure("mfu", "tflops_per_gpu", tflops, "TFLOP/s", p).message =
       fmt::format("hardware TFLOP/s per GPU: {:.4g} FLOPs per token x {:.0f} tokens/s per GPU (anchor's count: {:.4g} "

@@ -94,7 +94,7 @@ std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_c
 
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
                        int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer,
-                       bool recompute_attention) {
+                       RecomputeKeep recompute_keep) {
   if (micro_batch < 1 || seq_len < 1 || prefetch_layers < 1)
     throw std::invalid_argument(fmt::format("memory plan: micro_batch {}, seq_len {} and prefetch_layers {} must be positive",
                                             micro_batch, seq_len, prefetch_layers));
@@ -107,7 +107,7 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.seq_len = seq_len;
   m.prefetch_layers = prefetch_layers;
   m.recompute = recompute;
-  m.recompute_attention = recompute_attention;
+  m.recompute_keep = recompute_keep;
   m.offload_cpu = offload_cpu;
   const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
 
@@ -149,12 +149,16 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.layer_input_bytes = d.N * d.C * kBf16;
   m.layer_activation_bytes = layer_activation_bytes(d, lora);
   m.attention_output_bytes = d.N * d.Q * kBf16 + d.B * d.NH * d.T * kFp32;
+  m.attention_block_bytes = d.N * (d.Q + 2 * d.KV) * kBf16 + d.N * d.C * kBf16;
   if (recompute) {
-    // Each layer's input, the checkpoint it is rebuilt from, and (unless recompute_attention)
-    // its attention's output and log-sum-exp, which the rebuilt layer then reads.
-    const std::uint64_t attention_kept = recompute_attention ? 0 : m.attention_output_bytes;
-    m.activations_kept = L * (m.layer_input_bytes + attention_kept);
-    m.recomputed_layer = m.layer_activation_bytes - attention_kept;
+    // Each layer's input, the checkpoint it is rebuilt from, and what recompute_keep adds, which
+    // the rebuilt layer then reads instead of computing again.
+    const std::uint64_t extra =
+        (recompute_keep != RecomputeKeep::input ? m.attention_output_bytes : 0) +
+        (recompute_keep == RecomputeKeep::attention_block ? m.attention_block_bytes : 0);
+    m.kept_per_layer = m.layer_input_bytes + extra;
+    m.activations_kept = L * m.kept_per_layer;
+    m.recomputed_layer = m.layer_activation_bytes - extra;
   } else {
     m.activations_kept = L * m.layer_activation_bytes;
   }
@@ -176,9 +180,10 @@ std::vector<MemoryItem> MemoryPlan::gpu_items() const {
       {"LoRA master weights fp32", lora_master_fp32},
       {"LoRA gradients fp32", lora_grads_fp32},
       {shard_optimizer ? "AdamW m and v fp32 (this rank's slice)" : "AdamW m and v fp32", adam_moments_fp32},
-      {!recompute             ? "activations kept for backward"
-       : recompute_attention ? "activations kept (layer inputs)"
-                             : "activations kept (layer inputs, attention outputs)",
+      {!recompute                                         ? "activations kept for backward"
+       : recompute_keep == RecomputeKeep::input           ? "activations kept (layer inputs)"
+       : recompute_keep == RecomputeKeep::attention       ? "activations kept (layer inputs, attention outputs)"
+                                                          : "activations kept (layer inputs, attention blocks)",
        activations_kept},
       {"recomputed layer", recomputed_layer},
       {"working buffers", working_buffers},
@@ -220,10 +225,10 @@ void MemoryPlan::check_fits(std::uint64_t gpu_bytes_free, std::uint64_t headroom
         gib(static_cast<std::uint64_t>(layers) * (layer_input_bytes + attention_output_bytes) + layer_activation_bytes -
             attention_output_bytes),
         gib(activations_kept)));
-  // One layer's attention output is rebuilt instead of every layer's kept.
-  if (recompute && !recompute_attention && layers > 1)
-    fixes.push_back(fmt::format("fsdp_lora.recompute_attention: true (keeps only each layer's input: {} less)",
-                                gib(static_cast<std::uint64_t>(layers - 1) * attention_output_bytes)));
+  // What recompute_keep adds is kept for every layer and rebuilt for one instead.
+  if (recompute && recompute_keep != RecomputeKeep::input && layers > 1)
+    fixes.push_back(fmt::format("fsdp_lora.recompute_keep: input (keeps only each layer's input: {} less)",
+                                gib(static_cast<std::uint64_t>(layers - 1) * (kept_per_layer - layer_input_bytes))));
   if (!offload_cpu) fixes.push_back(fmt::format("fsdp_lora.offload: cpu (the base shards, {}, to pinned host memory)", gib(base_shards_gpu)));
   fixes.push_back(fmt::format("more GPUs (each holds 1/N of the base: {} per GPU at {} GPU{})",
                               gib(base_shards_gpu + base_shards_host_pinned), world_size, world_size == 1 ? "" : "s"));

@@ -30,7 +30,8 @@ struct MemoryItem {
 struct MemoryPlan {
   // The shape it was planned for, for the messages.
   int world_size = 1, layers = 1, micro_batch = 1, seq_len = 1, prefetch_layers = 1;
-  bool recompute = true, recompute_attention = false, offload_cpu = false;
+  bool recompute = true, offload_cpu = false;
+  RecomputeKeep recompute_keep = RecomputeKeep::attention;
 
   // Base weights (bf16)
   std::uint64_t base_shards_gpu = 0;   // this rank's shards (layers, embedding, head) and the final norm;
@@ -48,8 +49,10 @@ struct MemoryPlan {
   // Activations (bf16 unless said)
   std::uint64_t layer_input_bytes = 0;       // (B, T, C): what recompute keeps of a layer
   std::uint64_t attention_output_bytes = 0;  // a layer's attention output (B, T, NH HD) and its
-                                             // log-sum-exp (B, NH, T) fp32: what recompute keeps
-                                             // too, unless recompute_attention
+                                             // log-sum-exp (B, NH, T) fp32 (recompute_keep attention)
+  std::uint64_t attention_block_bytes = 0;   // its q, k, v and residual after attention (with
+                                             // attention_block too)
+  std::uint64_t kept_per_layer = 0;          // with recompute: what forward keeps of each layer
   std::uint64_t layer_activation_bytes = 0;  // what backward needs of one layer (memory_plan.cpp lists it)
   std::uint64_t activations_kept = 0;        // kept from forward to backward, all layers
   std::uint64_t recomputed_layer = 0;        // with recompute: one layer's set, rebuilt in backward
@@ -74,9 +77,9 @@ struct MemoryPlan {
 // Throws std::invalid_argument when micro_batch, seq_len or prefetch_layers is not positive,
 // or the shard plan is for another model.
 // shard_optimizer: fsdp_lora.grad_reduce reduce_scatter (lora_buckets.h's slices);
-// recompute_attention: fsdp_lora.recompute_attention (gpu/qwen_model.h, Memory).
+// recompute_keep: fsdp_lora.recompute_keep (qwen_config.h; gpu/qwen_model.h, Memory).
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
                        int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer = false,
-                       bool recompute_attention = false);
+                       RecomputeKeep recompute_keep = RecomputeKeep::attention);
 
 }  // namespace gpuaccept::fsdp

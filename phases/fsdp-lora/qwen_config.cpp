@@ -126,19 +126,55 @@ std::uint64_t lora_parameter_count(const QwenConfig& c, const LoraConfig& lora) 
   return per_layer * static_cast<std::uint64_t>(c.layers);
 }
 
+RecomputeKeep recompute_keep_by_name(const std::string& name) {
+  for (RecomputeKeep k : {RecomputeKeep::input, RecomputeKeep::attention, RecomputeKeep::attention_block})
+    if (name == recompute_keep_name(k)) return k;
+  throw std::invalid_argument(
+      fmt::format("unknown recompute_keep '{}' (known: input, attention, attention_block)", name));
+}
+
+const char* recompute_keep_name(RecomputeKeep keep) {
+  switch (keep) {
+    case RecomputeKeep::input: return "input";
+    case RecomputeKeep::attention: return "attention";
+    case RecomputeKeep::attention_block: return "attention_block";
+  }
+  return "?";
+}
+
+namespace {
+// Weights of the projections a recomputed layer runs again (training_flops_per_token).
+std::uint64_t recomputed_matmul_weight_count(const QwenConfig& c, RecomputeKeep keep) {
+  std::uint64_t n = 0;
+  for (Projection p : kAllProjections) {
+    const bool mlp_input = p == Projection::gate || p == Projection::up;
+    if (p == Projection::down || (keep == RecomputeKeep::attention_block && !mlp_input)) continue;
+    n += static_cast<std::uint64_t>(projection_in(c, p)) * static_cast<std::uint64_t>(projection_out(c, p));
+  }
+  return n;
+}
+}  // namespace
+
 std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute,
-                                       bool recompute_attention) {
+                                       RecomputeKeep keep) {
   const std::uint64_t L = c.layers, NH = c.heads, HD = c.head_dim, T = seq_len;
-  // Frozen weights in matmuls: the seven projections of every layer and the head (the
-  // embedding is a lookup). Forward 2, input gradient 2, recomputed forward 2 more.
+  // Forward 2, input gradient 2: the seven projections of every layer and the head.
   const std::uint64_t base_matmul = L * layer_matmul_weight_count(c) + static_cast<std::uint64_t>(c.vocab) * c.hidden;
-  const std::uint64_t base_passes = recompute ? 6 : 4;
+  const std::uint64_t recomputed = recompute ? L * recomputed_matmul_weight_count(c, keep) : 0;
   // Scores (Q K^T) and values (P V): 2 x T x HD each per head per token, forward.
   const std::uint64_t attention_forward = 4 * L * NH * HD * T;
-  // forward, backward (twice forward), and the recomputed forward where the attention is recomputed
-  const std::uint64_t attention_passes = recompute && recompute_attention ? 4 : 3;
+  const std::uint64_t attention_passes = recompute && keep == RecomputeKeep::input ? 4 : 3;
   const std::uint64_t lora_passes = recompute ? 8 : 6;
-  return base_passes * base_matmul + attention_passes * attention_forward + lora_passes * lora_parameter_count(c, lora);
+  return 4 * base_matmul + 2 * recomputed + attention_passes * attention_forward +
+         lora_passes * lora_parameter_count(c, lora);
+}
+
+std::string training_flops_formula(bool recompute, RecomputeKeep keep) {
+  if (!recompute) return "(4 x base matmul weights + 3 x 4 L NH HD T + 6 x LoRA parameters) per token";
+  return fmt::format("(4 x base matmul weights + 2 x the {} of every layer + {} x 4 L NH HD T + 8 x LoRA parameters) "
+                     "per token",
+                     keep == RecomputeKeep::attention_block ? "gate and up weights" : "q, k, v, o, gate and up weights",
+                     keep == RecomputeKeep::input ? 4 : 3);
 }
 
 std::uint64_t anchor_flops_per_token(const QwenConfig& c, int seq_len, bool recompute) {

@@ -67,17 +67,31 @@ std::uint64_t layer_parameter_count(const QwenConfig& c);  // one decoder layer'
 // The trainable LoRA numbers: per target, A (r, in) and B (out, r), in every layer.
 std::uint64_t lora_parameter_count(const QwenConfig& c, const LoraConfig& lora);
 
-// FLOPs of one training step per token at sequence length seq_len. The base is frozen, so its
-// matmuls run forward (2 per weight) and backward for the input gradient only (2 more), plus
-// one more forward (2) when layers are recomputed: (4 or 6) x base parameters in matmuls (the
-// embedding lookup is not a matmul and is left out). Attention's score and value matmuls add
-// 4 x L x NH x HD x T forward, twice that backward (and once more when recomputed with
-// recompute_attention: by default the recompute reads the forward's attention output); LoRA adds
-// 6 x its parameters (forward, input and weight gradients) and 2 more when recomputed.
+// With per-layer activation recompute, what forward keeps of each layer beside its input, so
+// that backward rebuilds less (gpu/qwen_model.h, Memory; fsdp_lora.recompute_keep):
+//   input            nothing more: the whole layer is run again (PyTorch's per-layer checkpointing)
+//   attention        the attention's output and log-sum-exp: all but the attention is run again
+//   attention_block  also q, k, v and the residual after attention: only the MLP block (and the
+//                    first norm, for the q/k/v adapters' input) is run again
+enum class RecomputeKeep { input, attention, attention_block };
+// "input", "attention", "attention_block"; throws std::invalid_argument naming an unknown one.
+RecomputeKeep recompute_keep_by_name(const std::string& name);
+const char* recompute_keep_name(RecomputeKeep keep);
+
+// FLOPs of one training step per token at sequence length seq_len, as the GPU runs them. The
+// base is frozen, so its matmuls (the seven projections of every layer, and the head; the
+// embedding is a lookup) run forward (2 per weight) and backward for the input gradient only (2
+// more); with recompute, the projections the rebuilt layer runs again add 2 per weight: q, k, v,
+// o, gate and up (down's output, the next layer's input, is kept), or with `attention_block`
+// gate and up only. Attention's score and value matmuls add 4 x L x NH x HD x T forward, twice
+// that backward, and once more when recomputed (`input` only). LoRA adds 6 x its parameters
+// (forward, input and weight gradients) and about 2 more when recomputed.
 // The anchor (torch_fsdp_lora_qwen2_7b.py) counts (4 or 6) x all base parameters + 12 L C T;
 // both figures are recorded so the two can be compared.
 std::uint64_t training_flops_per_token(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute,
-                                       bool recompute_attention);
+                                       RecomputeKeep keep);
+// The count above in words, for the records: "(4 x base matmul weights + 2 x ... ) per token".
+std::string training_flops_formula(bool recompute, RecomputeKeep keep);
 std::uint64_t anchor_flops_per_token(const QwenConfig& c, int seq_len, bool recompute);
 
 }  // namespace gpuaccept::fsdp

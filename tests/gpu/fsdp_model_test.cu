@@ -492,11 +492,12 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
   // the recompute repeats forward's kernels on the same inputs. Both models with fixed matmul
   // algorithms (autotuning may pick others per model), the one without through the weight order
   // check too; and within tolerance of the reference like every case.
-  auto fixed_pass = [&](bool recompute, std::string* order, bool recompute_attention = false) {
+  auto fixed_pass = [&](bool recompute, std::string* order,
+                        gpuaccept::fsdp::RecomputeKeep keep = gpuaccept::fsdp::RecomputeKeep::attention) {
     kg::ModelOptions o = options;
     o.matmul_autotune = false;
     o.recompute = recompute;
-    o.recompute_attention = recompute_attention;
+    o.recompute_keep = keep;
     kg::QwenLoraModel m(c, k.lora, k.B, k.T, o);
     if (k.weight_source) {
       m.set_weight_source(&source);
@@ -538,18 +539,21 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
     check_line("weight_order", k.name + " recompute_off", "calls=\"" + order_off + "\"",
                order_off == forward_order + backward_order);
 
-  // Recompute with the attention recomputed too (recompute_attention) instead of read from the
-  // forward's kept output: the same bits again (the attention kernels are deterministic).
-  const auto [loss_ra, grads_ra] = fixed_pass(true, nullptr, /*recompute_attention=*/true);
-  std::size_t differing_ra = 0;
-  for (std::size_t i = 0; i < grads_on.size(); ++i)
-    differing_ra += std::memcmp(&grads_on[i], &grads_ra[i], sizeof(float)) != 0;
-  const bool same_loss_ra = std::memcmp(&loss_on, &loss_ra, sizeof(float)) == 0;
-  check_line("recompute_attention", k.name,
-             fmt_double("loss_kept", loss_on) + " " + fmt_double("loss_recomputed", loss_ra) +
-                 " same_loss_bits=" + (same_loss_ra ? "yes" : "no") + " grads_differing=" +
-                 std::to_string(differing_ra) + "/" + std::to_string(grads_on.size()),
-             same_loss_ra && differing_ra == 0);
+  // The recompute keeping less (the input only: the attention recomputed too) or more (the whole
+  // attention block: only the MLP block recomputed) than the default: the same bits again (every
+  // kernel is deterministic, and what is kept is what would be recomputed).
+  for (const auto keep : {gpuaccept::fsdp::RecomputeKeep::input, gpuaccept::fsdp::RecomputeKeep::attention_block}) {
+    const auto [loss_k, grads_k] = fixed_pass(true, nullptr, keep);
+    std::size_t differing_k = 0;
+    for (std::size_t i = 0; i < grads_on.size(); ++i)
+      differing_k += std::memcmp(&grads_on[i], &grads_k[i], sizeof(float)) != 0;
+    const bool same_loss_k = std::memcmp(&loss_on, &loss_k, sizeof(float)) == 0;
+    check_line("recompute_keep", k.name + " " + gpuaccept::fsdp::recompute_keep_name(keep),
+               fmt_double("loss_attention", loss_on) + " " + fmt_double("loss", loss_k) + " same_loss_bits=" +
+                   (same_loss_k ? "yes" : "no") + " grads_differing=" + std::to_string(differing_k) + "/" +
+                   std::to_string(grads_on.size()),
+               same_loss_k && differing_k == 0);
+  }
 }
 
 // ---- attention: FlashAttention and GemmAttention against a float64 loop ------------------

@@ -125,11 +125,12 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
   a_per_slot_ = has_target(Projection::down);
   x1_ = DeviceBuffer<bf16>(sz((x1_per_slot_ ? S : 1) * N * C));
   rstd1_ = DeviceBuffer<float>(sz(S * N));
-  q_ = DeviceBuffer<bf16>(sz(S * N * Q));
-  k_ = DeviceBuffer<bf16>(sz(S * N * KV));
-  v_ = DeviceBuffer<bf16>(sz(S * N * KV));
+  const long long block_sets = keeps_attention_block() ? L : 1;
+  q_ = DeviceBuffer<bf16>(sz(block_sets * N * Q));
+  k_ = DeviceBuffer<bf16>(sz(block_sets * N * KV));
+  v_ = DeviceBuffer<bf16>(sz(block_sets * N * KV));
   y_ = DeviceBuffer<bf16>(sz((keeps_attention() ? L : 1) * N * Q));
-  h_mid_ = DeviceBuffer<bf16>(sz(S * N * C));
+  h_mid_ = DeviceBuffer<bf16>(sz(block_sets * N * C));
   x2_ = DeviceBuffer<bf16>(sz((x2_per_slot_ ? S : 1) * N * C));
   rstd2_ = DeviceBuffer<float>(sz(S * N));
   gate_ = DeviceBuffer<bf16>(sz(S * N * I));
@@ -212,11 +213,11 @@ QwenLoraModel::LayerActivations QwenLoraModel::activations(int l) const {
   const std::size_t z_set = std::size(kAllProjections) * ((N * sz(lora_.rank) + 7) / 8 * 8);
   return {x1_.get() + (x1_per_slot_ ? at : 0) * N * C,
           rstd1_.get() + at * N,
-          q_.get() + at * N * Q,
-          k_.get() + at * N * KV,
-          v_.get() + at * N * KV,
+          q_.get() + sz(attention_block_slot(l)) * N * Q,
+          k_.get() + sz(attention_block_slot(l)) * N * KV,
+          v_.get() + sz(attention_block_slot(l)) * N * KV,
           y_.get() + sz(attention_slot(l)) * N * Q,
-          h_mid_.get() + at * N * C,
+          h_mid_.get() + sz(attention_block_slot(l)) * N * C,
           x2_.get() + (x2_per_slot_ ? at : 0) * N * C,
           rstd2_.get() + at * N,
           gate_.get() + at * N * I,
@@ -280,15 +281,23 @@ void QwenLoraModel::layer_forward(int l, const LayerWeights& w, Pass pass, const
 
   // Attention block
   rmsnorm_forward(act.x1, act.rstd1, h_in, w.w_in, N, C, eps, s);
-  lin.forward(act.q, act.x1, proj(Projection::q), ad(Projection::q), s);
-  lin.forward(act.k, act.x1, proj(Projection::k), ad(Projection::k), s);
-  lin.forward(act.v, act.x1, proj(Projection::v), ad(Projection::v), s);
-  rope_forward(act.q, N, T, NH, HD, NH * HD, config_.rope_theta, s);
-  rope_forward(act.k, N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
-  // The recompute reads the forward's y and attention state where they were kept.
-  if (pass != Pass::recompute || !keeps_attention())
-    attention_->forward(attention_slot(l), act.y, act.q, act.k, act.v, gemm_, s);
-  lin.forward(act.h_mid, act.y, proj(Projection::o), ad(Projection::o), s, /*residual=*/h_in);
+  if (pass == Pass::recompute && keeps_attention_block()) {
+    // q, k, v, y and h_mid are the forward's: only what backward reads and did not keep, the
+    // first norm above (its 1/rms, and the q/k/v adapters' input) and the adapters' z.
+    for (Projection p : {Projection::q, Projection::k, Projection::v})
+      if (const Adapter* a = ad(p)) lin.forward(nullptr, act.x1, proj(p), a, s, nullptr, /*adapter_only=*/true);
+    if (const Adapter* a = ad(Projection::o)) lin.forward(nullptr, act.y, proj(Projection::o), a, s, nullptr, true);
+  } else {
+    lin.forward(act.q, act.x1, proj(Projection::q), ad(Projection::q), s);
+    lin.forward(act.k, act.x1, proj(Projection::k), ad(Projection::k), s);
+    lin.forward(act.v, act.x1, proj(Projection::v), ad(Projection::v), s);
+    rope_forward(act.q, N, T, NH, HD, NH * HD, config_.rope_theta, s);
+    rope_forward(act.k, N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
+    // The recompute reads the forward's y and attention state where they were kept.
+    if (pass != Pass::recompute || !keeps_attention())
+      attention_->forward(attention_slot(l), act.y, act.q, act.k, act.v, gemm_, s);
+    lin.forward(act.h_mid, act.y, proj(Projection::o), ad(Projection::o), s, /*residual=*/h_in);
+  }
 
   // MLP block
   rmsnorm_forward(act.x2, act.rstd2, act.h_mid, w.w_post, N, C, eps, s);

@@ -10,15 +10,18 @@
 // accumulate in fp32 (cuBLASLt); logits are fp32, one chunk of rows at a time.
 //
 // Memory. With per-layer activation recompute (ModelOptions::recompute, the phase's default)
-// forward keeps each layer's input h (L+1, B, T, C) bf16 (slot L: the final norm's input) and
-// its attention's output y (L, B, T, NH*HD) bf16 with the attention's log-sum-exp (L, B, NH, T)
-// fp32; backward first recomputes a layer's forward from its saved input into one layer's
-// activation set, shared by all layers, but for the attention itself (the forward's y and
-// log-sum-exp are what the attention's backward reads), then runs that layer's backward. The
-// attention is the costliest part of a layer to recompute per byte kept: 0.8 ms of an H100's
-// time a layer at Qwen2-7B's B 2, T 4096 for 59 MB (docs/performance.md);
-// ModelOptions::recompute_attention recomputes it too (each layer's input only). Without
-// recompute forward keeps one activation set per layer (what backward reads: ../memory_plan.cpp
+// forward keeps each layer's input h (L+1, B, T, C) bf16 (slot L: the final norm's input) and,
+// as ModelOptions::recompute_keep says (qwen_config.h's RecomputeKeep), more of each layer;
+// backward first rebuilds the rest of a layer's forward from what was kept into one layer's
+// activation set, shared by all layers, then runs that layer's backward:
+//   input            the whole layer again
+//   attention        (the default) the attention's output y (L, B, T, NH*HD) bf16 and its
+//                    log-sum-exp (L, B, NH, T) fp32 kept, so all but the attention again: the
+//                    attention is the costliest part to recompute per byte kept (0.8 ms of an
+//                    H100 a layer at Qwen2-7B's B 2, T 4096 for 59 MB; docs/performance.md)
+//   attention_block  also q, k, v (after RoPE) and h_mid kept (L sets each): the first norm, the
+//                    attention adapters' rank-r products and the MLP block again
+// Without recompute forward keeps one activation set per layer (what backward reads: ../memory_plan.cpp
 // lists it) and backward reads it: a quarter fewer matmul FLOPs, ~0.9 GiB more per layer at
 // Qwen2-7B's B 2, T 4096.
 // Dropout masks are redrawn from their key, never stored. The two give the same bits: the
@@ -89,7 +92,7 @@ struct ModelOptions {
   bool matmul_autotune = true;   // time cuBLASLt's candidates per shape (src/train/matmul.h)
   int logits_chunk = 1024;       // rows of (rows, V) fp32 logits at a time (memory_plan.h's kLogitsChunkTokens)
   bool recompute = true;         // false: every layer's activations kept from forward (see Memory above)
-  bool recompute_attention = false;  // with recompute: the attention too, keeping only each layer's input
+  RecomputeKeep recompute_keep = RecomputeKeep::attention;  // with recompute: what is kept (Memory above)
 };
 
 class QwenLoraModel {
@@ -185,11 +188,16 @@ class QwenLoraModel {
   };
   // Layer l's set: slot l without recompute, the one shared set (slot 0) with it.
   int slot(int l) const { return options_.recompute ? 0 : l; }
-  // Whether forward keeps each layer's attention output and state (Memory above): without
-  // recompute, or with it unless recompute_attention.
-  bool keeps_attention() const { return !options_.recompute || !options_.recompute_attention; }
-  // Layer l's attention slot and attention output y: l where kept, else the shared 0.
+  // Whether forward keeps each layer's attention output and state, and its q, k, v and h_mid
+  // (Memory above): all of it without recompute, with it as recompute_keep says.
+  bool keeps_attention() const { return !options_.recompute || options_.recompute_keep != RecomputeKeep::input; }
+  bool keeps_attention_block() const {
+    return !options_.recompute || options_.recompute_keep == RecomputeKeep::attention_block;
+  }
+  // Layer l's attention slot and attention output y: l where kept, else the shared 0; the same
+  // for its q, k, v and h_mid.
   int attention_slot(int l) const { return keeps_attention() ? l : 0; }
+  int attention_block_slot(int l) const { return keeps_attention_block() ? l : 0; }
   LayerActivations activations(int l) const;
   // The adapter on projection p of layer l (nullptr when p is not a target).
   const Adapter* adapter(int l, Projection p, Pass pass, const DropoutKey& key);
@@ -224,10 +232,10 @@ class QwenLoraModel {
   // where an adapter's backward reads them (q/k/v, gate/up, down); otherwise one, a scratch.
   DeviceBuffer<bf16> x1_;         // (S or 1, B, T, C)  rmsnorm(h) * w_in: q, k, v's input
   DeviceBuffer<float> rstd1_;     // (S, B, T)
-  DeviceBuffer<bf16> q_;          // (S, B, T, Q)   after RoPE
-  DeviceBuffer<bf16> k_, v_;      // (S, B, T, KV)  k after RoPE
-  DeviceBuffer<bf16> y_;          // (L, B, T, Q)   attention output, o's input (1 set: recompute_attention)
-  DeviceBuffer<bf16> h_mid_;      // (S, B, T, C)   h + o
+  DeviceBuffer<bf16> q_;          // (L or 1, B, T, Q)   after RoPE (L: keeps_attention_block)
+  DeviceBuffer<bf16> k_, v_;      // (L or 1, B, T, KV)  k after RoPE
+  DeviceBuffer<bf16> y_;          // (L or 1, B, T, Q)   attention output, o's input (L: keeps_attention)
+  DeviceBuffer<bf16> h_mid_;      // (L or 1, B, T, C)   h + o (L: keeps_attention_block)
   DeviceBuffer<bf16> x2_;         // (S or 1, B, T, C)  rmsnorm(h_mid) * w_post: gate and up's input
   DeviceBuffer<float> rstd2_;     // (S, B, T)
   DeviceBuffer<bf16> gate_, up_;  // (S, B, T, I)

@@ -42,6 +42,7 @@ TEST_CASE("defaults: Qwen2-7B, LoRA r64 on q/k/v/o, recompute, no offload", "[fs
   CHECK(d.lr_warmup == 5);
   CHECK(d.grad_clip == 1.0);
   CHECK(d.recompute);
+  CHECK(d.recompute_keep == RecomputeKeep::attention);
   CHECK(d.offload == "none");
   CHECK_FALSE(d.offload_cpu());
   CHECK(d.grad_reduce == "all_reduce");
@@ -90,6 +91,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   lr_warmup: 0
   grad_clip: 0
   recompute: false
+  recompute_keep: attention_block
   offload: cpu
   memory_headroom_gib: 0.5
   grad_reduce: reduce_scatter
@@ -135,6 +137,7 @@ TEST_CASE("every key is read from the file", "[fsdp][config]") {
   CHECK(d.lr_warmup == 0);
   CHECK(d.grad_clip == 0);
   CHECK_FALSE(d.recompute);
+  CHECK(d.recompute_keep == RecomputeKeep::attention_block);
   CHECK(d.offload_cpu());
   CHECK(d.memory_headroom_gib == 0.5);
   CHECK(d.grad_reduce == "reduce_scatter");
@@ -240,6 +243,7 @@ TEST_CASE("bad values are refused naming the file, line and key", "[fsdp][config
       {"fsdp_lora:\n  lora:\n    targets: qv\n", "fsdp_lora.lora.targets", "'qv'"},
       {"fsdp_lora:\n  lr: 0\n", "fsdp_lora.lr", "positive"},
       {"fsdp_lora:\n  gather: nvlink\n", "fsdp_lora.gather", "nccl or copy_engine"},
+      {"fsdp_lora:\n  recompute_keep: mlp\n", "fsdp_lora.recompute_keep", "attention_block"},
       {"fsdp_lora:\n  beta1: 1.0\n", "fsdp_lora.beta1", "[0, 1)"},
       {"fsdp_lora:\n  beta2: -0.5\n", "fsdp_lora.beta2", "negative"},
       {"fsdp_lora:\n  eps: 0\n", "fsdp_lora.eps", "positive"},

@@ -41,15 +41,26 @@ TEST_CASE("Qwen2-7B on one GPU with recompute: the 15.2 GB base plus a few GiB",
   CHECK(m.attention_output_bytes == 2ull * 4096 * 3584 * 2 + 2ull * 28 * 4096 * 4);
   CHECK(m.activations_kept == 28 * (m.layer_input_bytes + m.attention_output_bytes));
   CHECK(m.recomputed_layer == m.layer_activation_bytes - m.attention_output_bytes);
-  // recompute_attention: the input only, and the whole layer rebuilt.
+  // recompute_keep input: the input only, and the whole layer rebuilt.
   const MemoryPlan lean = plan_memory(qwen2_7b, lora_on("qkvo"), make_shard_plan(qwen2_7b, 1), 2, 4096, true, false,
-                                      1, false, /*recompute_attention=*/true);
+                                      1, false, RecomputeKeep::input);
   CHECK(lean.activations_kept == 28 * lean.layer_input_bytes);
   CHECK(lean.recomputed_layer == lean.layer_activation_bytes);
   CHECK(lean.total() + 27 * m.attention_output_bytes == m.total());
-  CHECK_THROWS_WITH(m.check_fits(4 * kGiB, 0), Catch::Contains("fsdp_lora.recompute_attention: true") &&
+  CHECK_THROWS_WITH(m.check_fits(4 * kGiB, 0), Catch::Contains("fsdp_lora.recompute_keep: input") &&
                                                    Catch::Contains("1.50 GiB less"));
-  CHECK_THROWS_WITH(lean.check_fits(4 * kGiB, 0), !Catch::Contains("fsdp_lora.recompute_attention"));
+  CHECK_THROWS_WITH(lean.check_fits(4 * kGiB, 0), !Catch::Contains("fsdp_lora.recompute_keep"));
+  // attention_block: q, k, v (N x (3584 + 2 x 512)) and h_mid (N x 3584) bf16 kept too.
+  const MemoryPlan block = plan_memory(qwen2_7b, lora_on("qkvo"), make_shard_plan(qwen2_7b, 1), 2, 4096, true, false,
+                                       1, false, RecomputeKeep::attention_block);
+  CHECK(block.attention_block_bytes == 8192ull * (3584 + 1024) * 2 + 8192ull * 3584 * 2);
+  CHECK(block.activations_kept == 28 * (block.layer_input_bytes + block.attention_output_bytes +
+                                        block.attention_block_bytes));
+  CHECK(block.recomputed_layer == block.layer_activation_bytes - block.attention_output_bytes -
+                                      block.attention_block_bytes);
+  CHECK(block.total() == m.total() + 27 * block.attention_block_bytes);
+  CHECK_THAT(block.describe(), Catch::Contains("activations kept (layer inputs, attention blocks)"));
+  CHECK_NOTHROW(block.check_fits(kH100FreeBytes, 2 * kGiB));
   CHECK_THAT(lean.describe(), Catch::Contains("activations kept (layer inputs)") &&
                                   !Catch::Contains("attention outputs"));
   // LoRA: 40,370,176 parameters x (2 bf16 + 4 master + 4 gradient + 8 for m and v) bytes.
@@ -178,7 +189,7 @@ TEST_CASE("a plan that does not fit is refused naming its figures and the ways o
   const MemoryPlan lean = plan_7b(1, true, true);
   CHECK_THROWS_WITH(lean.check_fits(4 * kGiB, 0),
                     !Catch::Contains("fsdp_lora.recompute: true") && !Catch::Contains("fsdp_lora.offload: cpu") &&
-                        Catch::Contains("fsdp_lora.recompute_attention: true") && Catch::Contains("more GPUs") &&
+                        Catch::Contains("fsdp_lora.recompute_keep: input") && Catch::Contains("more GPUs") &&
                         Catch::Contains("micro_batch"));
 }
 

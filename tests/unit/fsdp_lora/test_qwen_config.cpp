@@ -74,17 +74,36 @@ TEST_CASE("training FLOPs per token follow the documented count", "[fsdp][qwen]"
   const std::uint64_t base_matmul = 7'070'285'824ull;
   const std::uint64_t attention_forward = 4ull * 28 * 28 * 128 * 4096;  // 1,644,167,168
   const std::uint64_t lora_n = 40'370'176;
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, false) == 4 * base_matmul + 3 * attention_forward + 6 * lora_n);
-  // With recompute the attention runs again only with recompute_attention (by default the
-  // forward's output is kept); recompute_attention means nothing without recompute.
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, false) == 6 * base_matmul + 3 * attention_forward + 8 * lora_n);
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, true) == 6 * base_matmul + 4 * attention_forward + 8 * lora_n);
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, true) ==
-        training_flops_per_token(qwen2_7b, lora, 4096, false, false));
-  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, false) == 33'455'865'856ull);
+  using K = RecomputeKeep;
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, K::attention) ==
+        4 * base_matmul + 3 * attention_forward + 6 * lora_n);
+  // A recomputed layer runs q, k, v, o, gate and up again (not down, whose output is the next
+  // layer's kept input; not the head): 2 x 3584^2 + 2 x 3584 x 512 + 2 x 3584 x 18944 a layer.
+  const std::uint64_t all_but_down = 28ull * (2ull * 3584 * 3584 + 2ull * 3584 * 512 + 2ull * 3584 * 18944);
+  const std::uint64_t gate_up = 28ull * 2 * 3584 * 18944;
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, K::input) ==
+        4 * base_matmul + 2 * all_but_down + 4 * attention_forward + 8 * lora_n);
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, K::attention) ==
+        4 * base_matmul + 2 * all_but_down + 3 * attention_forward + 8 * lora_n);
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, true, K::attention_block) ==
+        4 * base_matmul + 2 * gate_up + 3 * attention_forward + 8 * lora_n);
+  // Without recompute what is kept is everything.
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, K::input) ==
+        training_flops_per_token(qwen2_7b, lora, 4096, false, K::attention_block));
+  CHECK(training_flops_per_token(qwen2_7b, lora, 4096, false, K::attention) == 33'455'865'856ull);
+  CHECK_THAT(training_flops_formula(true, K::attention_block), Catch::Contains("2 x the gate and up weights") &&
+                                                                    Catch::Contains("3 x 4 L NH HD T"));
+  CHECK_THAT(training_flops_formula(true, K::input), Catch::Contains("4 x 4 L NH HD T"));
+  CHECK_THAT(training_flops_formula(false, K::input), Catch::Contains("6 x LoRA parameters"));
   // The anchor's count: (4 or 6) x all base parameters + 12 L C T.
   CHECK(anchor_flops_per_token(qwen2_7b, 4096, true) == 6 * 7'615'616'512ull + 12ull * 28 * 3584 * 4096);
   CHECK(anchor_flops_per_token(qwen2_7b, 4096, false) == 4 * 7'615'616'512ull + 12ull * 28 * 3584 * 4096);
+}
+
+TEST_CASE("recompute_keep by name, and its names back", "[fsdp][qwen]") {
+  for (RecomputeKeep k : {RecomputeKeep::input, RecomputeKeep::attention, RecomputeKeep::attention_block})
+    CHECK(recompute_keep_by_name(recompute_keep_name(k)) == k);
+  CHECK_THROWS_WITH(recompute_keep_by_name("mlp"), Catch::Contains("'mlp'") && Catch::Contains("attention_block"));
 }
 
 TEST_CASE("presets by name; unknown names and bad shapes are refused naming what is wrong", "[fsdp][qwen]") {
