@@ -150,13 +150,13 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.layer_activation_bytes = layer_activation_bytes(d, lora);
   m.attention_output_bytes = d.N * d.Q * kBf16 + d.B * d.NH * d.T * kFp32;
   m.attention_block_bytes = d.N * (d.Q + 2 * d.KV) * kBf16 + d.N * d.C * kBf16;
+  // With recompute: each layer's input, the checkpoint it is rebuilt from, and what
+  // recompute_keep adds, which the rebuilt layer then reads instead of computing again (set
+  // without recompute too, for check_fits' suggestion).
+  const std::uint64_t extra = (recompute_keep != RecomputeKeep::input ? m.attention_output_bytes : 0) +
+                              (recompute_keep == RecomputeKeep::attention_block ? m.attention_block_bytes : 0);
+  m.kept_per_layer = m.layer_input_bytes + extra;
   if (recompute) {
-    // Each layer's input, the checkpoint it is rebuilt from, and what recompute_keep adds, which
-    // the rebuilt layer then reads instead of computing again.
-    const std::uint64_t extra =
-        (recompute_keep != RecomputeKeep::input ? m.attention_output_bytes : 0) +
-        (recompute_keep == RecomputeKeep::attention_block ? m.attention_block_bytes : 0);
-    m.kept_per_layer = m.layer_input_bytes + extra;
     m.activations_kept = L * m.kept_per_layer;
     m.recomputed_layer = m.layer_activation_bytes - extra;
   } else {
@@ -220,11 +220,12 @@ void MemoryPlan::check_fits(std::uint64_t gpu_bytes_free, std::uint64_t headroom
   // Only the changes not already in force, each with what it saves.
   std::vector<std::string> fixes;
   if (!recompute)
-    fixes.push_back(fmt::format(
-        "fsdp_lora.recompute: true (keeps each layer's input and attention output: {} instead of {})",
-        gib(static_cast<std::uint64_t>(layers) * (layer_input_bytes + attention_output_bytes) + layer_activation_bytes -
-            attention_output_bytes),
-        gib(activations_kept)));
+    fixes.push_back(fmt::format("fsdp_lora.recompute: true (keeps what recompute_keep {} says of each layer: {} "
+                                "instead of {})",
+                                recompute_keep_name(recompute_keep),
+                                gib(static_cast<std::uint64_t>(layers) * kept_per_layer + layer_activation_bytes -
+                                    (kept_per_layer - layer_input_bytes)),
+                                gib(activations_kept)));
   // What recompute_keep adds is kept for every layer and rebuilt for one instead.
   if (recompute && recompute_keep != RecomputeKeep::input && layers > 1)
     fixes.push_back(fmt::format("fsdp_lora.recompute_keep: input (keeps only each layer's input: {} less)",

@@ -52,7 +52,7 @@ struct MemoryPlan {
                                              // log-sum-exp (B, NH, T) fp32 (recompute_keep attention)
   std::uint64_t attention_block_bytes = 0;   // its q, k, v and residual after attention (with
                                              // attention_block too)
-  std::uint64_t kept_per_layer = 0;          // with recompute: what forward keeps of each layer
+  std::uint64_t kept_per_layer = 0;          // what forward keeps of each layer with recompute
   std::uint64_t layer_activation_bytes = 0;  // what backward needs of one layer (memory_plan.cpp lists it)
   std::uint64_t activations_kept = 0;        // kept from forward to backward, all layers
   std::uint64_t recomputed_layer = 0;        // with recompute: one layer's set, rebuilt in backward

@@ -185,6 +185,10 @@ TEST_CASE("a plan that does not fit is refused naming its figures and the ways o
                         Catch::Contains("base shards 14.19 GiB") &&
                         Catch::Contains("fsdp_lora.recompute: true") && Catch::Contains("fsdp_lora.offload: cpu") &&
                         Catch::Contains("more GPUs"));
+  // The recompute's saving is the recompute plan's own figures: 28 x (input + attention output)
+  // kept, one layer's set less the attention output rebuilt.
+  CHECK_THROWS_WITH(m.check_fits(free_bytes, 2 * kGiB),
+                    Catch::Contains("recompute_keep attention says of each layer: 3.90 GiB instead of 24.42 GiB"));
   // What is already in force is not suggested again.
   const MemoryPlan lean = plan_7b(1, true, true);
   CHECK_THROWS_WITH(lean.check_fits(4 * kGiB, 0),
