@@ -255,16 +255,11 @@ void FsdpTrainer::optimizer_step(const FsdpTrainSpec& spec, int t, const WaitCon
   const std::size_t off = std::min(n, static_cast<std::size_t>(spec.rank_in_comm) * stride);
   const std::size_t count = std::min(stride, n - off);
   optimizer_.sum_squares(model_.lora_grads() + off, count, stream_);
-  {
-    // The global norm: every rank's sum of squares summed (one float, the same bits everywhere).
-    const cudaStream_t comm = weights_->comm_stream();
-    to_comm_.record(stream_);
-    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm, to_comm_.get(), 0));
+  // The global norm: every rank's sum of squares summed (one float, the same bits everywhere).
+  on_comm_stream([&](cudaStream_t comm) {
     runtime_.check(ncclAllReduce(optimizer_.sumsq(), optimizer_.sumsq(), 1, ncclFloat, ncclSum, spec.comm, comm),
                    spec.comm, ctx, "ncclAllReduce of the LoRA gradients' squared norm");
-    from_comm_.record(comm);
-    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, from_comm_.get(), 0));
-  }
+  });
   optimizer_.clip_from_sum(static_cast<float>(config_.grad_clip), stream_);
   optimizer_.update(model_.lora_master() + off, model_.lora_params() + off, model_.lora_grads() + off, 0, count, h,
                     stream_);
@@ -276,15 +271,21 @@ void FsdpTrainer::broadcast_slices(float* buf, const FsdpTrainSpec& spec, const 
   NvtxRange range(fmt::format("LoRA {}: slices broadcast", what));
   const std::size_t n = model_.lora_layout().total();
   const int ranks = static_cast<int>(spec.comm_ranks.size());
+  const std::string call = fmt::format("ncclBroadcast of the LoRA {} slices", what);
+  on_comm_stream([&](cudaStream_t comm) {
+    runtime_.check(ncclGroupStart(), spec.comm, ctx, call.c_str());
+    for (const OwnedPart& p : owned_parts(0, n, n, ranks, kLoraSliceAlign))
+      runtime_.check(ncclBroadcast(buf + p.offset, buf + p.offset, p.count, ncclFloat, p.rank, spec.comm, comm),
+                     spec.comm, ctx, call.c_str());
+    runtime_.check(ncclGroupEnd(), spec.comm, ctx, call.c_str());
+  });
+}
+
+void FsdpTrainer::on_comm_stream(const std::function<void(cudaStream_t)>& enqueue) {
   const cudaStream_t comm = weights_->comm_stream();
   to_comm_.record(stream_);
   GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(comm, to_comm_.get(), 0));
-  const std::string call = fmt::format("ncclBroadcast of the LoRA {} slices", what);
-  runtime_.check(ncclGroupStart(), spec.comm, ctx, call.c_str());
-  for (const OwnedPart& p : owned_parts(0, n, n, ranks, kLoraSliceAlign))
-    runtime_.check(ncclBroadcast(buf + p.offset, buf + p.offset, p.count, ncclFloat, p.rank, spec.comm, comm), spec.comm,
-                   ctx, call.c_str());
-  runtime_.check(ncclGroupEnd(), spec.comm, ctx, call.c_str());
+  enqueue(comm);
   from_comm_.record(comm);
   GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, from_comm_.get(), 0));
 }

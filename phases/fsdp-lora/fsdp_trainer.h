@@ -149,6 +149,9 @@ class FsdpTrainer {
   // Every rank's slice of `buf` (fp32, the flat layout) from its owner to the others, on the
   // communication stream between the compute stream's work before and after.
   void broadcast_slices(float* buf, const FsdpTrainSpec& spec, const WaitContext& ctx, const char* what);
+  // `enqueue`'s collectives on FsdpWeights' communication stream (the one ordered sequence on
+  // the communicator), after the compute stream's work so far and before its work after.
+  void on_comm_stream(const std::function<void(cudaStream_t)>& enqueue);
   // The AdamW moments a run of `ranks` ranks needs: the whole buffer, or one slice.
   std::size_t moment_elements(int ranks) const;
 };
