@@ -45,7 +45,7 @@ struct FsdpConfig {
   bool recompute = true;            // fsdp_lora.recompute: keep only each layer's input and run the layer
                                     // forward again in backward (activation checkpointing); false: keep
                                     // what backward reads of every layer (memory_plan.cpp), no second forward
-  RecomputeKeep recompute_keep = RecomputeKeep::attention;  // fsdp_lora.recompute_keep: what forward keeps
+  RecomputeKeep recompute_keep = RecomputeKeep::attention_block;  // fsdp_lora.recompute_keep: what forward keeps
                                     // of each layer beside its input, with recompute (qwen_config.h):
                                     // input, attention (its output and log-sum-exp) or attention_block
   std::string offload = "none";     // fsdp_lora.offload: none, or cpu (base shards in pinned host memory,

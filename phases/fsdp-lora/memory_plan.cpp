@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "fsdp-lora/flash_attention_shape.h"
 #include "fsdp-lora/lora_buckets.h"
 
 namespace gpuaccept::fsdp {
@@ -64,26 +65,38 @@ std::uint64_t layer_activation_bytes(const Dims& d, const LoraConfig& lora) {
 //   residual stream's gradient (N, C) fp32, accumulated over the layers
 //   a normed input's gradient (N, C) fp32 (q, k, v or gate, up input gradients summed into it)
 //   attention output's gradient (N, Q); q, k, v gradients (N, Q + 2 KV)
-//   flash attention backward's dq accumulator (N, Q) fp32 and row sums of dO x O (B, NH, T) fp32
+//   attention backward's workspace: with the flash kernels, the dS tiles their default backward
+//   (variant 4) stores, the causal half of (B, NH, T, T) bf16 (0.95 GB at B 2, T 4096, 28 heads),
+//   and the row sums of dO x O (B, NH, T) fp32; with the GEMM attention (shapes the kernels do
+//   not take: small test models), (N, Q) fp32
 //   gate and up gradients (N, I) each (down's input gradient is computed into one of them first)
 //   SwiGLU output (N, I) when it is not kept (down's forward input)
 //   a projection's output before the residual add (N, C)
-//   one LoRA target's dropout-masked input (N, widest input) and d(A-product) (N, r) fp32
+//   the LoRA dropout copies of the inputs of one group of projections reading the same input
+//   (N, lora_dropout_scratch_columns: q, k and v's three at hidden 3584), and the group's
+//   d(A-product)s (3, N, r)
 //   final norm: its input (N, C), its output (N, C), 1/rms (N) fp32, the output's gradient (N, C) fp32
 //   token ids and targets (N) int32 each, per-token losses (N) fp32
+// gpu/lora_linear.h's groups: at most q, k and v (kernels.h's kMaxSharedDropouts).
+constexpr std::uint64_t kMaxGroup = 3;
+
 std::uint64_t working_bytes(const Dims& d, const LoraConfig& lora, const QwenConfig& c) {
-  std::uint64_t widest_input = 0;
-  for (Projection p : lora.targets) widest_input = std::max<std::uint64_t>(widest_input, projection_in(c, p));
+  const auto dropout_columns = static_cast<std::uint64_t>(lora_dropout_scratch_columns(c, lora));
   const bool keeps_swiglu = targets(lora, Projection::down);
+  const int B = static_cast<int>(d.B), T = static_cast<int>(d.T);
+  const std::uint64_t attention_workspace =
+      flash_attention_supported(T, c.heads, c.kv_heads, c.head_dim)
+          ? flash_backward_ds_workspace_elems(B, T, c.heads) * kBf16 + d.B * d.NH * d.T * kFp32
+          : d.N * d.Q * kFp32 + d.B * d.NH * d.T * kFp32;
   return d.N * d.C * kFp32                          // residual gradient
          + d.N * d.C * kFp32                        // normed input gradient
          + d.N * d.Q * kBf16                        // attention output gradient
          + d.N * (d.Q + 2 * d.KV) * kBf16           // q, k, v gradients
-         + d.N * d.Q * kFp32 + d.B * d.NH * d.T * kFp32  // flash attention backward
+         + attention_workspace                      // attention backward
          + 2 * d.N * d.I * kBf16                    // gate, up gradients
          + (keeps_swiglu ? 0 : d.N * d.I * kBf16)   // SwiGLU output, forward only
          + d.N * d.C * kBf16                        // projection output
-         + (lora.targets.empty() ? 0 : d.N * widest_input * kBf16 + d.N * d.r * kFp32)
+         + (lora.targets.empty() ? 0 : d.N * dropout_columns * kBf16 + kMaxGroup * d.N * d.r * kBf16)
          + 2 * d.N * d.C * kBf16 + d.N * kFp32 + d.N * d.C * kFp32  // final norm
          + 3 * d.N * 4;                             // ids, targets, losses
 }

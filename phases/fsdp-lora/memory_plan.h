@@ -31,7 +31,7 @@ struct MemoryPlan {
   // The shape it was planned for, for the messages.
   int world_size = 1, layers = 1, micro_batch = 1, seq_len = 1, prefetch_layers = 1;
   bool recompute = true, offload_cpu = false;
-  RecomputeKeep recompute_keep = RecomputeKeep::attention;
+  RecomputeKeep recompute_keep = RecomputeKeep::attention_block;
 
   // Base weights (bf16)
   std::uint64_t base_shards_gpu = 0;   // this rank's shards (layers, embedding, head) and the final norm;
@@ -80,6 +80,6 @@ struct MemoryPlan {
 // recompute_keep: fsdp_lora.recompute_keep (qwen_config.h; gpu/qwen_model.h, Memory).
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
                        int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer = false,
-                       RecomputeKeep recompute_keep = RecomputeKeep::attention);
+                       RecomputeKeep recompute_keep = RecomputeKeep::attention_block);
 
 }  // namespace gpuaccept::fsdp

@@ -1,5 +1,6 @@
 #include "fsdp-lora/qwen_config.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -59,6 +60,16 @@ const char* projection_name(Projection p) {
     case Projection::down: return "down_proj";
   }
   throw std::invalid_argument("projection_name: not a Projection");
+}
+
+int lora_dropout_scratch_columns(const QwenConfig& c, const LoraConfig& lora) {
+  int columns = 1, attention_inputs = 0, mlp_inputs = 0;
+  for (Projection p : lora.targets) {
+    columns = std::max(columns, projection_in(c, p));
+    if (p == Projection::q || p == Projection::k || p == Projection::v) attention_inputs += projection_in(c, p);
+    if (p == Projection::gate || p == Projection::up) mlp_inputs += projection_in(c, p);
+  }
+  return std::max({columns, attention_inputs, mlp_inputs});
 }
 
 int projection_in(const QwenConfig& c, Projection p) {

@@ -61,6 +61,12 @@ struct LoraConfig {
 // "qkvo" (the default) or "all" (the seven projections); throws std::invalid_argument otherwise.
 std::vector<Projection> lora_targets_by_name(const std::string& name);
 
+// Adapters whose projections read the same input draw their dropout masks in one pass over it
+// (q, k and v read the first norm's output; gate and up the second's; o and down read their
+// own), into one (N, in) copy each: the widest group's columns, summed over its adapters (10,752
+// for q, k and v at hidden 3584), or the widest single adapter input if that is more.
+int lora_dropout_scratch_columns(const QwenConfig& c, const LoraConfig& lora);
+
 // Every number of the frozen base: embedding, layers, final norm, head.
 std::uint64_t base_parameter_count(const QwenConfig& c);
 std::uint64_t layer_parameter_count(const QwenConfig& c);  // one decoder layer's base weights

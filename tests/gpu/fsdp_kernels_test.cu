@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -431,6 +432,29 @@ void test_rmsnorm(Rng& rng, int N, int C, int offset) {
   sync();
   compare("rmsnorm_backward(dx=dout,inplace)", shape, d_inplace.download(), ref_d, kTolBf16);
   compare("rmsnorm_backward(dw from 0)", shape, d_dw_zero.download(), ref_dw_zero, kTolFp32);
+
+  // The fp32 gradient (the model's residual stream): dout and dx fp32 `offset` floats into
+  // their allocations (offset 1: the one-value path), accumulated or overwritten, with the
+  // bf16 copy of the result from the same pass.
+  auto padded_f32 = [&](const std::vector<float>& v) {
+    std::vector<float> p(static_cast<std::size_t>(offset), 0.f);
+    p.insert(p.end(), v.begin(), v.end());
+    return p;
+  };
+  auto unpadded = [&](const std::vector<float>& v) { return std::vector<float>(v.begin() + offset, v.end()); };
+  Buffer<float> d_dout32(padded_f32(dout)), d_dx32(padded_f32(dx0));
+  Tensor d_copy(std::vector<float>(NC, 7.f), offset);
+  kn::rmsnorm_backward_fp32(d_dx32.get() + offset, d_dout32.get() + offset, d_x.get(), d_w.get(), d_rstd_in.get(), N, C,
+                            true, nullptr, d_copy.get());
+  sync();
+  const auto dx32 = unpadded(d_dx32.download());
+  compare("rmsnorm_backward_fp32(dx+=)", shape, dx32, ref_acc, kTolFp32);
+  compare_bits("rmsnorm_backward_fp32(bf16 copy=bf16(dx))", shape, d_copy.bits(), to_bf16(dx32));
+  d_dx32.upload(padded_f32(std::vector<float>(NC, NAN)));
+  kn::rmsnorm_backward_fp32(d_dx32.get() + offset, d_dout32.get() + offset, d_x.get(), d_w.get(), d_rstd_in.get(), N, C,
+                            false, nullptr);
+  sync();
+  compare("rmsnorm_backward_fp32(dx=)", shape, unpadded(d_dx32.download()), ref_d, kTolFp32);
 }
 
 // ---- RoPE --------------------------------------------------------------------------------
@@ -595,6 +619,77 @@ float dropped(float x, bool keep, float scale) {
   return product;
 }
 
+// Adapters reading the same input (q, k, v), each with its own key: the one-pass forward
+// gives each adapter's lora_dropout_forward bits, and the one-pass fp32 backward the bits of
+// adding each adapter's masked gradient in turn (each add rounded to fp32, replayed here).
+void test_shared_dropout(Rng& rng, int N, int in, double p, int pad, const kn::DropoutKey& key,
+                         const std::vector<float>& xbuf) {
+  const std::string shape = shape_of({{"N", N}, {"in", in}, {"pad", pad}, {"p_permille", std::lround(p * 1000)}});
+  const std::size_t n = static_cast<std::size_t>(N) * in;
+  const int x_stride = in + pad;
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  const kn::DropoutKey keys[3] = {key, {key.seed, key.step, key.layer, key.target + 1},
+                                  {key.seed, key.step, key.layer, key.target + 2}};
+  Tensor d_x(xbuf);
+  // Outputs and gradients `pad` elements into their allocations too (pad 1: the one-value path).
+  std::vector<std::unique_ptr<Tensor>> outs, singles;  // Tensor does not move
+  for (int t = 0; t < 3; ++t) {
+    outs.push_back(std::make_unique<Tensor>(std::vector<float>(n, 7.f), pad % 8));
+    singles.push_back(std::make_unique<Tensor>(std::vector<float>(n, 7.f), pad % 8));
+  }
+  bf16* out_ptrs[3] = {outs[0]->get(), outs[1]->get(), outs[2]->get()};
+  kn::lora_dropout_forward_shared(out_ptrs, keys, 3, in, d_x.get(), x_stride, N, in, p, nullptr);
+  for (int t = 0; t < 3; ++t)
+    kn::lora_dropout_forward(singles[t]->get(), in, d_x.get(), x_stride, N, in, p, keys[t], nullptr, nullptr);
+  sync();
+  for (int t = 0; t < 3; ++t)
+    compare_bits("lora_dropout_forward_shared(t=" + std::to_string(t) + ")=single", shape, outs[t]->bits(),
+                 singles[t]->bits());
+
+  std::vector<std::vector<float>> g;
+  std::vector<std::unique_ptr<Tensor>> d_g;
+  for (int t = 0; t < 3; ++t) {
+    g.push_back(random_bf16(rng, n, -1, 1));
+    d_g.push_back(std::make_unique<Tensor>(g.back(), pad % 8));
+  }
+  const bf16* g_ptrs[3] = {d_g[0]->get(), d_g[1]->get(), d_g[2]->get()};
+  std::vector<float> dx0(n);
+  for (auto& v : dx0) v = static_cast<float>(rng.uniform(-2, 2));
+  for (int count : {1, 3}) {
+    std::vector<float> ref = dx0;
+    for (int t = 0; t < count; ++t) {
+      const Replay replay(keys[t], p);
+      for (std::size_t e = 0; e < n; ++e) {
+        const volatile float product = g[t][e] * (replay.keep(e) ? scale : 0.f);
+        const volatile float sum = ref[e] + product;
+        ref[e] = sum;
+      }
+    }
+    // dx rows in + pad apart: the fp32 destination's stride may differ from the gradients'.
+    std::vector<float> dx_host(static_cast<std::size_t>(N) * (in + pad), -3.f);
+    for (std::size_t e = 0; e < n; ++e) dx_host[(e / in) * (in + pad) + e % in] = dx0[e];
+    Buffer<float> d_dx(dx_host);
+    if (count == 1)
+      kn::lora_dropout_backward_fp32(d_dx.get(), in + pad, g_ptrs[0], in, N, in, p, keys[0], nullptr);
+    else
+      kn::lora_dropout_backward_fp32_shared(d_dx.get(), in + pad, g_ptrs, keys, count, in, N, in, p, nullptr);
+    sync();
+    const auto got_all = d_dx.download();
+    std::vector<float> got(n);
+    bool pad_untouched = true;
+    for (std::size_t i = 0; i < got_all.size(); ++i) {
+      const std::size_t row = i / (in + pad), col = i % (in + pad);
+      if (col < static_cast<std::size_t>(in))
+        got[row * in + col] = got_all[i];
+      else
+        pad_untouched = pad_untouched && got_all[i] == -3.f;
+    }
+    const std::string name = "lora_dropout_backward_fp32(" + std::string(count == 1 ? "one" : "shared,3") + ")";
+    compare_bits(name + "=replay", shape, got, ref);
+    report(name + "(row padding untouched)", shape, 0.0, 0.0, kExact, pad_untouched);
+  }
+}
+
 // x rows x_stride = in + pad apart, out rows in apart.
 void test_dropout(Rng& rng, int N, int in, double p, int pad) {
   const std::string shape = shape_of({{"N", N}, {"in", in}, {"pad", pad}, {"p_permille", std::lround(p * 1000)}});
@@ -677,6 +772,8 @@ void test_dropout(Rng& rng, int N, int in, double p, int pad) {
   kn::lora_dropout_backward(d_g.get(), in, d_g.get(), in, N, in, p, key, false, nullptr);
   sync();
   compare_bits("lora_dropout_backward(dx=g,inplace)", shape, d_g.bits(), to_bf16(ref_dx));
+
+  test_shared_dropout(rng, N, in, p, pad, key, xbuf);
 }
 
 // ---- edges -------------------------------------------------------------------------------

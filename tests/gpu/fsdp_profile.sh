@@ -31,6 +31,9 @@ fsdp_lora:
   timing_skip: 3
   gradient_check: false
   recompute: ${RECOMPUTE:-true}
+  # As tests/gpu/fsdp-gpu.yaml: the learning check passes within these few steps.
+  lr: 1.0e-3
+  lr_warmup: 2
 YAML
 
 echo "=== gpuaccept-fsdp-lora ($layers layers), kernels of the last $window s"

@@ -23,6 +23,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "fsdp-lora/flash_attention_shape.h"
+
 namespace gpuaccept::fsdp {
 struct InitPiece;  // base_init.h
 }
@@ -194,8 +196,10 @@ void tokens_from_heads(bf16* dst, int stride, const bf16* src, int B, int T, int
 //   d[n,c] = rstd[n] * (g[n,c] - xhat[n,c] * mean_c(g[n,:] * xhat[n,:]))
 //   dx = d (accumulate == false) or dx += d (accumulate == true).
 // x and w bf16, rstd fp32 from rmsnorm_forward. dx must not overlap dout. One warp per row.
+// dx_bf16 (optional): also dx's final values rounded to bf16 (round to nearest, as
+// cast_to_bf16), from the same pass.
 void rmsnorm_backward_fp32(float* dx, const float* dout, const bf16* x, const bf16* w, const float* rstd, int N, int C,
-                           bool accumulate, cudaStream_t stream);
+                           bool accumulate, cudaStream_t stream, bf16* dx_bf16 = nullptr);
 
 // ---- cross-entropy over fp32 logits ------------------------------------------------------
 // One chunk of rows of the LM head's fp32 logits (rows, V), contiguous:
@@ -215,6 +219,20 @@ void scale_bf16(bf16* x, std::size_t n, float s, cudaStream_t stream);
 // gradient, accumulated in fp32).
 void lora_dropout_backward_fp32(float* dx, int dx_stride, const bf16* g, int g_stride, int N, int in, double p,
                                 const DropoutKey& key, cudaStream_t stream);
+
+// ---- LoRA dropout of adapters that read the same input -------------------------------------
+// q, k and v read the first norm's output, gate and up the second's; each adapter draws its
+// own mask (its own key, as PEFT's lora_dropout modules do). These do for `count` (1..3) such
+// adapters in one pass what the calls above do for each in turn, with the same bits, reading x
+// (or writing dx) once instead of once per adapter.
+inline constexpr int kMaxSharedDropouts = 3;
+// out[t] (N, in) rows out_stride apart = lora_dropout_forward(x) with keys[t], t < count.
+void lora_dropout_forward_shared(bf16* const* out, const DropoutKey* keys, int count, int out_stride, const bf16* x,
+                                 int x_stride, int N, int in, double p, cudaStream_t stream);
+// dx[n,c] += fp32(g[t][n,c] * m_t[n,c]) for t = 0, 1, .. count-1 in that order, each add
+// rounded to fp32: lora_dropout_backward_fp32 of each (g[t], keys[t]) in turn.
+void lora_dropout_backward_fp32_shared(float* dx, int dx_stride, const bf16* const* g, const DropoutKey* keys,
+                                       int count, int g_stride, int N, int in, double p, cudaStream_t stream);
 
 // ---- the matmul, in row-major terms, and a plain kernel for it ----------------------------
 // Every matmul of the model is described in row-major terms (what the code means):
@@ -283,9 +301,11 @@ void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, c
 // The backward is deterministic (no atomics: dk, dv of a key/value head summed over its
 // query heads inside one block, dq in its own pass). T must be a multiple of kFlashBlock (64),
 // NH a multiple of NKV; every pointer 16-byte aligned. Outputs must not overlap inputs.
-inline constexpr int kFlashHeadDim = 128;
-inline constexpr int kFlashBlock = 64;
-bool flash_attention_supported(int T, int NH, int NKV, int HD);
+// kFlashHeadDim, kFlashBlock, flash_attention_supported: flash_attention_shape.h (host code
+// plans memory with them too).
+using fsdp::flash_attention_supported;
+using fsdp::kFlashBlock;
+using fsdp::kFlashHeadDim;
 // Forward variants: 0, 64 queries a block, a warp on 16 rows; 1, 128 queries a block, a warp on
 // 32 rows (each K and V fragment feeds two row tiles: about half the shared-memory reads a
 // product), used where T % 128 == 0 (variant 0 elsewhere). On an H100 at B 2, T 4096, 28/4
@@ -297,9 +317,10 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
                              int NKV, cudaStream_t stream, int variant = kFlashForwardDefault);
 // y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
 // kernels (all deterministic, all to the same tolerances; flash_attention.cu says more). On an
-// H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-25): 0 3.60 ms, 1 3.35 ms (the
-// default: kFlashBackwardDefault), 2 4.16 ms, 3 3.78 ms; 2 and 3 stay as measured experiments
-// (the fused dQ's ordered sums wait on one another more than the saved products gain):
+// H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26): 0 3.63 ms, 1 3.29 ms, 2 4.14
+// ms, 3 3.75 ms, 4 2.82 ms (the default, kFlashBackwardDefault; GPUACCEPT_FLASH_BWD picks
+// another). 0, 2 and 3 stay as measured experiments (2 and 3: the fused dQ's ordered sums wait
+// on one another more than the saved products gain):
 //   0  dK/dV kernel (Q/dO double-buffered, 1 CTA/SM) + a dQ kernel (recomputes P and dS)
 //   1  dK/dV kernel single-buffered (2 CTAs/SM) + the dQ kernel
 //   2  dK/dV kernel double-buffered, dQ computed in it too and summed in fixed key-block order
@@ -308,18 +329,18 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
 //   3  as 2, single-buffered, 2 CTAs/SM
 //   4  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
 //      (flash_backward_ds_workspace_elems: the causal half of (B, NH, T, T), 0.95 GB at the 7B
-//      shape's B 2, T 4096), and a dQ kernel that only sums dS K from them: 5 products a tile
-//      instead of 7, deterministic, no waits. Not yet run on a GPU (2026-11-26); its workspace
-//      is not in memory_plan.cpp's working buffers (count it there before making it the default).
+//      shape's B 2, T 4096; memory_plan.cpp counts it), and a dQ kernel that only sums dS K
+//      from them: 5 products a tile instead of 7, deterministic, no waits. Its dq, dk, dv are
+//      bitwise those of variant 0 at the timing shape.
 // dq_workspace and dq_semaphores are needed (16-byte aligned) where flash_backward_fuses_dq,
 // ds_workspace where flash_backward_stores_ds.
 inline constexpr int kFlashBackwardVariants = 5;
-inline constexpr int kFlashBackwardDefault = 1;
+inline constexpr int kFlashBackwardDefault = 4;
 bool flash_backward_fuses_dq(int variant);
 bool flash_backward_stores_ds(int variant);
 std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH);
 std::size_t flash_backward_dq_semaphores(int B, int T, int NH);
-std::size_t flash_backward_ds_workspace_elems(int B, int T, int NH);
+using fsdp::flash_backward_ds_workspace_elems;  // flash_attention_shape.h
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                               int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault, float* dq_workspace = nullptr,

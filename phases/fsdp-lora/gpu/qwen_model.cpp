@@ -29,12 +29,6 @@ const QwenConfig& checked(const QwenConfig& c, const LoraConfig& lora, int B, in
   return c;
 }
 
-int widest_adapter_input(const QwenConfig& c, const LoraConfig& lora) {
-  int widest = 1;
-  for (Projection p : lora.targets) widest = std::max(widest, projection_in(c, p));
-  return widest;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- frozen weights
@@ -101,7 +95,7 @@ QwenLoraModel::QwenLoraModel(const QwenConfig& config, const LoraConfig& lora, i
       gemm_(options.naive_gemm, options.matmul_autotune),
       attention_(make_attention(B, T, config.heads, config.kv_heads, config.head_dim,
                                 keeps_attention() ? config.layers : 1)),
-      lora_linear_(std::make_unique<LoraLinear>(gemm_, B * T, lora.rank, lora.scale(), widest_adapter_input(config, lora))),
+      lora_linear_(std::make_unique<LoraLinear>(gemm_, B * T, lora.rank, lora.scale(), lora_dropout_scratch_columns(config, lora))),
       resident_(std::make_unique<ResidentWeights>(config.layers)),
       source_(resident_.get()) {
   const long long N = N_, C = config_.hidden, L = config_.layers, I = config_.intermediate, V = config_.vocab;
@@ -281,16 +275,16 @@ void QwenLoraModel::layer_forward(int l, const LayerWeights& w, Pass pass, const
 
   // Attention block
   rmsnorm_forward(act.x1, act.rstd1, h_in, w.w_in, N, C, eps, s);
+  const GroupMember qkv[] = {{proj(Projection::q), ad(Projection::q), act.q, nullptr},
+                             {proj(Projection::k), ad(Projection::k), act.k, nullptr},
+                             {proj(Projection::v), ad(Projection::v), act.v, nullptr}};
   if (pass == Pass::recompute && keeps_attention_block()) {
     // q, k, v, y and h_mid are the forward's: only what backward reads and did not keep, the
     // first norm above (its 1/rms, and the q/k/v adapters' input) and the adapters' z.
-    for (Projection p : {Projection::q, Projection::k, Projection::v})
-      if (const Adapter* a = ad(p)) lin.forward(nullptr, act.x1, proj(p), a, s, nullptr, /*adapter_only=*/true);
+    lin.forward_group(qkv, act.x1, s, /*adapter_only=*/true);
     if (const Adapter* a = ad(Projection::o)) lin.forward(nullptr, act.y, proj(Projection::o), a, s, nullptr, true);
   } else {
-    lin.forward(act.q, act.x1, proj(Projection::q), ad(Projection::q), s);
-    lin.forward(act.k, act.x1, proj(Projection::k), ad(Projection::k), s);
-    lin.forward(act.v, act.x1, proj(Projection::v), ad(Projection::v), s);
+    lin.forward_group(qkv, act.x1, s);
     rope_forward(act.q, N, T, NH, HD, NH * HD, config_.rope_theta, s);
     rope_forward(act.k, N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
     // The recompute reads the forward's y and attention state where they were kept.
@@ -301,8 +295,9 @@ void QwenLoraModel::layer_forward(int l, const LayerWeights& w, Pass pass, const
 
   // MLP block
   rmsnorm_forward(act.x2, act.rstd2, act.h_mid, w.w_post, N, C, eps, s);
-  lin.forward(act.gate, act.x2, proj(Projection::gate), ad(Projection::gate), s);
-  lin.forward(act.up, act.x2, proj(Projection::up), ad(Projection::up), s);
+  const GroupMember gate_up[] = {{proj(Projection::gate), ad(Projection::gate), act.gate, nullptr},
+                                 {proj(Projection::up), ad(Projection::up), act.up, nullptr}};
+  lin.forward_group(gate_up, act.x2, s);
   const Adapter* down = ad(Projection::down);
   // The recompute needs neither h_out (the next layer's saved input) nor, without an adapter
   // on down, a (swiglu's backward reads gate and up): it stops at down's adapter product.
@@ -321,27 +316,26 @@ void QwenLoraModel::layer_backward(int l, const LayerWeights& w, const DropoutKe
                                    cudaStream_t s) {
   const int N = N_, T = T_, C = config_.hidden, I = config_.intermediate, NH = config_.heads, NKV = config_.kv_heads,
             HD = config_.head_dim;
-  const std::size_t NC = sz(N) * sz(C);
   auto proj = [&](Projection p) { return w.projection(config_, p); };
   auto ad = [&](Projection p) { return adapter(l, p, Pass::recompute, key); };
   LoraLinear& lin = *lora_linear_;
 
   const LayerActivations act = activations(l);
 
-  // MLP block. dres_ = d(h_out), which is also d(mlp) (the residual add passes it through).
-  ddp::gpu::cast_to_bf16(dres_bf16_.get(), dres_.get(), NC, s);
+  // MLP block. dres_ = d(h_out), which is also d(mlp) (the residual add passes it through);
+  // dres_bf16_ its bf16 copy, written with it (by the head's or the layer above's RMSNorm backward).
   // da (N, I) = d(mlp) Wd (+ LoRA), into dgate_
   lin.backward({dgate_.get(), false, false}, dres_bf16_.get(), act.a, proj(Projection::down), ad(Projection::down), s);
   // dgate, dup (N, I) from da, in place over da
   swiglu_backward(dgate_.get(), dup_.get(), I, dgate_.get(), I, act.gate, act.up, I, N, I, s);
   // dx2 (N, C) fp32 = dgate Wg + dup Wu (+ LoRA)
-  lin.backward({dxn_.get(), true, false}, dgate_.get(), act.x2, proj(Projection::gate), ad(Projection::gate), s);
-  lin.backward({dxn_.get(), true, true}, dup_.get(), act.x2, proj(Projection::up), ad(Projection::up), s);
+  const GroupMember gate_up[] = {{proj(Projection::gate), ad(Projection::gate), nullptr, dgate_.get()},
+                                 {proj(Projection::up), ad(Projection::up), nullptr, dup_.get()}};
+  lin.backward_group({dxn_.get(), true, false}, gate_up, act.x2, s);
   // d(h_mid) = d(h_out) + rmsnorm2's backward of dx2
-  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), act.h_mid, w.w_post, act.rstd2, N, C, true, s);
+  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), act.h_mid, w.w_post, act.rstd2, N, C, true, s, dres_bf16_.get());
 
-  // Attention block. dres_ = d(h_mid) = d(o).
-  ddp::gpu::cast_to_bf16(dres_bf16_.get(), dres_.get(), NC, s);
+  // Attention block. dres_ = d(h_mid) = d(o), dres_bf16_ its copy.
   // dy (N, Q) = d(o) Wo (+ LoRA)
   lin.backward({dy_.get(), false, false}, dres_bf16_.get(), act.y, proj(Projection::o), ad(Projection::o), s);
   attention_->backward(attention_slot(l), dq_.get(), dk_.get(), dv_.get(), dy_.get(), gemm_, s);
@@ -349,11 +343,12 @@ void QwenLoraModel::layer_backward(int l, const LayerWeights& w, const DropoutKe
   rope_backward(dq_.get(), N, T, NH, HD, NH * HD, config_.rope_theta, s);
   rope_backward(dk_.get(), N, T, NKV, HD, NKV * HD, config_.rope_theta, s);
   // dx1 (N, C) fp32 = dq Wq + dk Wk + dv Wv (+ LoRA)
-  lin.backward({dxn_.get(), true, false}, dq_.get(), act.x1, proj(Projection::q), ad(Projection::q), s);
-  lin.backward({dxn_.get(), true, true}, dk_.get(), act.x1, proj(Projection::k), ad(Projection::k), s);
-  lin.backward({dxn_.get(), true, true}, dv_.get(), act.x1, proj(Projection::v), ad(Projection::v), s);
+  const GroupMember qkv[] = {{proj(Projection::q), ad(Projection::q), nullptr, dq_.get()},
+                             {proj(Projection::k), ad(Projection::k), nullptr, dk_.get()},
+                             {proj(Projection::v), ad(Projection::v), nullptr, dv_.get()}};
+  lin.backward_group({dxn_.get(), true, false}, qkv, act.x1, s);
   // d(h_in) = d(h_mid) + rmsnorm1's backward of dx1
-  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), h_in, w.w_in, act.rstd1, N, C, true, s);
+  rmsnorm_backward_fp32(dres_.get(), dxn_.get(), h_in, w.w_in, act.rstd1, N, C, true, s, dres_bf16_.get());
 }
 
 // ---------------------------------------------------------------- head and loss
@@ -387,7 +382,8 @@ void QwenLoraModel::head(bool backward, float dloss, cudaStream_t s) {
   }
   source_->release(WeightKind::head, 0, s);
   // d(h_L) = rmsnorm_f's backward of dxf: the start of the residual stream's gradient
-  if (backward) rmsnorm_backward_fp32(dres_.get(), dxf, h_last, final_norm_, rstdf_.get(), N, C, false, s);
+  if (backward)
+    rmsnorm_backward_fp32(dres_.get(), dxf, h_last, final_norm_, rstdf_.get(), N, C, false, s, dres_bf16_.get());
 }
 
 float QwenLoraModel::mean_loss(cudaStream_t s) {

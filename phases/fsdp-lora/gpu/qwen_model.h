@@ -92,7 +92,7 @@ struct ModelOptions {
   bool matmul_autotune = true;   // time cuBLASLt's candidates per shape (src/train/matmul.h)
   int logits_chunk = 1024;       // rows of (rows, V) fp32 logits at a time (memory_plan.h's kLogitsChunkTokens)
   bool recompute = true;         // false: every layer's activations kept from forward (see Memory above)
-  RecomputeKeep recompute_keep = RecomputeKeep::attention;  // with recompute: what is kept (Memory above)
+  RecomputeKeep recompute_keep = RecomputeKeep::attention_block;  // with recompute: what is kept (Memory above)
 };
 
 class QwenLoraModel {
@@ -245,7 +245,8 @@ class QwenLoraModel {
 
   // Gradients and scratch of the layer computing, and the head
   DeviceBuffer<float> dres_;      // (B, T, C)   d(loss)/d(residual stream), fp32, flowing down
-  DeviceBuffer<bf16> dres_bf16_;  // (B, T, C)   its bf16 copy, the matmuls' operand
+  DeviceBuffer<bf16> dres_bf16_;  // (B, T, C)   its bf16 copy, the matmuls' operand (written with it by
+                                  //             every RMSNorm backward)
   DeviceBuffer<float> dxn_;       // (B, T, C)   d(loss)/d(a normed input), fp32 (also d(final norm out))
   DeviceBuffer<bf16> dy_;         // (B, T, Q)   d(attention output)
   DeviceBuffer<bf16> dq_;         // (B, T, Q)

@@ -42,7 +42,7 @@ TEST_CASE("defaults: Qwen2-7B, LoRA r64 on q/k/v/o, recompute, no offload", "[fs
   CHECK(d.lr_warmup == 5);
   CHECK(d.grad_clip == 1.0);
   CHECK(d.recompute);
-  CHECK(d.recompute_keep == RecomputeKeep::attention);
+  CHECK(d.recompute_keep == RecomputeKeep::attention_block);
   CHECK(d.offload == "none");
   CHECK_FALSE(d.offload_cpu());
   CHECK(d.grad_reduce == "all_reduce");

@@ -130,3 +130,20 @@ TEST_CASE("presets by name; unknown names and bad shapes are refused naming what
   c.rope_theta = -1;
   CHECK_THROWS_WITH(validate(c), Catch::Contains("rope_theta"));
 }
+
+TEST_CASE("LoRA dropout scratch: one copy per adapter of the widest group reading one input", "[fsdp][qwen]") {
+  LoraConfig lora;  // q, k, v, o
+  // q, k and v read the hidden state: three copies of 3584 columns; o one of 3584.
+  CHECK(lora_dropout_scratch_columns(qwen2_7b, lora) == 3 * 3584);
+  // All seven: gate and up two of 3584, down one of 18944, the widest.
+  lora.targets = lora_targets_by_name("all");
+  CHECK(lora_dropout_scratch_columns(qwen2_7b, lora) == 18944);
+  // Only o: its own input.
+  lora.targets = {Projection::o};
+  CHECK(lora_dropout_scratch_columns(qwen2_7b, lora) == 3584);
+  // tiny: q, k, v read hidden 16 (48 columns), down reads intermediate 24.
+  lora.targets = lora_targets_by_name("all");
+  CHECK(lora_dropout_scratch_columns(qwen_tiny, lora) == 48);
+  lora.targets.clear();
+  CHECK(lora_dropout_scratch_columns(qwen_tiny, lora) == 1);
+}

@@ -827,10 +827,6 @@ struct NvtxRange {
 
 }  // namespace
 
-bool flash_attention_supported(int T, int NH, int NKV, int HD) {
-  return HD == kD && T > 0 && T % kBlock == 0 && NH > 0 && NKV > 0 && NH % NKV == 0;
-}
-
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                              int NKV, cudaStream_t stream, int variant) {
   check_shape("forward", B, T, NH, NKV);
@@ -908,11 +904,6 @@ FlashKernelResources resources(const char* name, Kernel kernel, int threads, int
 
 bool flash_backward_fuses_dq(int variant) { return variant == 2 || variant == 3; }
 bool flash_backward_stores_ds(int variant) { return variant == 4; }
-
-std::size_t flash_backward_ds_workspace_elems(int B, int T, int NH) {
-  const std::size_t blocks = static_cast<std::size_t>(T / kBlock);
-  return static_cast<std::size_t>(B) * NH * (blocks * (blocks + 1) / 2) * kBlock * kBlock;
-}
 
 std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH) {
   return static_cast<std::size_t>(B) * NH * T * kD;

@@ -1,7 +1,9 @@
 // RMSNorm backward into an fp32 gradient (kernels.h gives the math): one warp per row, lanes
-// over the columns (consecutive lanes, consecutive columns: coalesced), two passes over the
-// row (the mean, then the gradient). The bf16 version (rmsnorm.cu) serves bf16 gradients; the
-// model keeps the residual stream's gradient in fp32 because every layer adds two terms to it.
+// over the columns, two passes over the row (the mean, then the gradient; the second finds
+// the row in L1/L2). W = 8 columns a lane at a time (16-byte bf16 and 2 x 16-byte fp32
+// accesses) where C and the pointers allow, else W = 1. The bf16 version (rmsnorm.cu) serves
+// bf16 gradients; the model keeps the residual stream's gradient in fp32 because every layer
+// adds two terms to it, and takes its bf16 copy (the matmuls' operand) from the same pass.
 #include "fsdp-lora/gpu/kernels/common.cuh"
 
 namespace gpuaccept::fsdp::gpu {
@@ -15,9 +17,30 @@ constexpr int kBlock = 256;  // 8 rows per block
 using detail::check_launch;
 using detail::require;
 
-__global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, const float* __restrict__ dout,
-                                             const bf16* __restrict__ x, const bf16* __restrict__ w,
-                                             const float* __restrict__ rstd, int N, int C, bool accumulate) {
+template <int W>
+__device__ inline void load_f32(float (&v)[W], const float* p) {
+  if constexpr (W == 8) {
+    const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
+    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+  } else {
+    v[0] = p[0];
+  }
+}
+template <int W>
+__device__ inline void store_f32(float* p, const float (&v)[W]) {
+  if constexpr (W == 8) {
+    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else {
+    p[0] = v[0];
+  }
+}
+
+template <int W>
+__global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, bf16* __restrict__ dx_bf16,
+                                             const float* __restrict__ dout, const bf16* __restrict__ x,
+                                             const bf16* __restrict__ w, const float* __restrict__ rstd, int N, int C,
+                                             bool accumulate) {
   const int lane = threadIdx.x % dd::kWarp;
   const int row = blockIdx.x * (blockDim.x / dd::kWarp) + threadIdx.x / dd::kWarp;
   if (row >= N) return;  // the whole warp leaves together
@@ -25,25 +48,46 @@ __global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, const float
   const float s = rstd[row];
 
   float sum_gx = 0.f;  // sum_c g * xhat
-  for (int c = lane; c < C; c += dd::kWarp)
-    sum_gx += dout[base + c] * __bfloat162float(w[c]) * (__bfloat162float(x[base + c]) * s);
+  for (int c = lane * W; c < C; c += dd::kWarp * W) {
+    float g[W], xv[W], wv[W];
+    load_f32<W>(g, dout + base + c);
+    dd::load_bf16<W>(xv, x + base + c);
+    dd::load_bf16<W>(wv, w + c);
+#pragma unroll
+    for (int k = 0; k < W; ++k) sum_gx += g[k] * wv[k] * (xv[k] * s);
+  }
   const float mean_gx = dd::warp_sum(sum_gx) / static_cast<float>(C);
 
-  for (int c = lane; c < C; c += dd::kWarp) {
-    const float xhat = __bfloat162float(x[base + c]) * s;
-    const float d = s * (dout[base + c] * __bfloat162float(w[c]) - xhat * mean_gx);
-    dx[base + c] = accumulate ? dx[base + c] + d : d;
+  for (int c = lane * W; c < C; c += dd::kWarp * W) {
+    float g[W], xv[W], wv[W], d[W];
+    load_f32<W>(g, dout + base + c);
+    dd::load_bf16<W>(xv, x + base + c);
+    dd::load_bf16<W>(wv, w + c);
+    if (accumulate) load_f32<W>(d, dx + base + c);
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const float xhat = xv[k] * s;
+      const float dk = s * (g[k] * wv[k] - xhat * mean_gx);
+      d[k] = accumulate ? d[k] + dk : dk;
+    }
+    store_f32<W>(dx + base + c, d);
+    if (dx_bf16 != nullptr) dd::store_bf16<W>(dx_bf16 + base + c, d);
   }
 }
 
 }  // namespace
 
 void rmsnorm_backward_fp32(float* dx, const float* dout, const bf16* x, const bf16* w, const float* rstd, int N, int C,
-                           bool accumulate, cudaStream_t stream) {
+                           bool accumulate, cudaStream_t stream, bf16* dx_bf16) {
   require(N >= 0 && C > 0, "rmsnorm_backward_fp32: N must be >= 0 and C > 0");
   if (N == 0) return;
   const int blocks = dd::ceil_div(N, kBlock / dd::kWarp);
-  rmsnorm_backward_fp32_kernel<<<blocks, kBlock, 0, stream>>>(dx, dout, x, w, rstd, N, C, accumulate);
+  const bool vector = C % 8 == 0 && dd::aligned16(dx) && dd::aligned16(dout) && dd::aligned16(x) &&
+                      dd::aligned16(w) && (dx_bf16 == nullptr || dd::aligned16(dx_bf16));
+  if (vector)
+    rmsnorm_backward_fp32_kernel<8><<<blocks, kBlock, 0, stream>>>(dx, dx_bf16, dout, x, w, rstd, N, C, accumulate);
+  else
+    rmsnorm_backward_fp32_kernel<1><<<blocks, kBlock, 0, stream>>>(dx, dx_bf16, dout, x, w, rstd, N, C, accumulate);
   check_launch("rmsnorm_backward_fp32");
 }
 
