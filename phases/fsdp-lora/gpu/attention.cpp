@@ -159,15 +159,11 @@ FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots,
   inputs_.resize(sz(slots));
   lse_ = DeviceBuffer<float>(sz(1LL * slots * B * NH * T));
   delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
-  if (flash_backward_fuses_dq(bwd_variant_)) {
-    dq_ws_ = DeviceBuffer<float>(flash_backward_dq_workspace_floats(B, T, NH));
-    dq_sem_ = DeviceBuffer<int>(flash_backward_dq_semaphores(B, T, NH));
-  }
   if (flash_backward_stores_ds(bwd_variant_)) ds_ws_ = DeviceBuffer<bf16>(flash_backward_ds_workspace_elems(B, T, NH));
 }
 
 std::size_t FlashAttention::device_bytes() const {
-  return lse_.bytes() + delta_.bytes() + dq_ws_.bytes() + dq_sem_.bytes() + ds_ws_.bytes();
+  return lse_.bytes() + delta_.bytes() + ds_ws_.bytes();
 }
 
 float* FlashAttention::lse(int slot) const { return lse_.get() + sz(slot) * sz(1LL * B_ * NH_ * T_); }
@@ -181,7 +177,7 @@ void FlashAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16
   const Inputs in = inputs_[checked_slot(slot, inputs_.size())];
   if (!in.y) throw std::logic_error("flash attention: backward() before forward() of its slot");
   flash_attention_backward(dq, dk, dv, delta_.get(), dy, in.y, lse(slot), in.q, in.k, in.v, B_, T_, NH_, NKV_, s,
-                           bwd_variant_, dq_ws_.get(), dq_sem_.get(), ds_ws_.get());
+                           bwd_variant_, ds_ws_.get());
 }
 
 // ---------------------------------------------------------------- the choice

@@ -77,9 +77,8 @@ class GemmAttention final : public Attention {
 // backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
 // thread block, dq has its own pass. T % 64 == 0 (fsdp_config.h requires it of seq_len).
 // The backward's kernels are kernels.h's variant `bwd_variant` (0..kFlashBackwardVariants-1);
-// -1: the environment variable GPUACCEPT_FLASH_BWD, kFlashBackwardDefault where unset. The
-// fused-dQ variants keep an fp32 (B, NH, T, HD) dq workspace and a counter per query block;
-// variant 4 a bf16 workspace of dS tiles (kernels.h).
+// -1: the environment variable GPUACCEPT_FLASH_BWD, kFlashBackwardDefault where unset.
+// Variant 2 (the default) keeps a bf16 workspace of dS tiles (kernels.h).
 // The forward's kernel is kernels.h's forward variant `fwd_variant`; -1: GPUACCEPT_FLASH_FWD,
 // kFlashForwardDefault where unset.
 class FlashAttention final : public Attention {
@@ -100,9 +99,7 @@ class FlashAttention final : public Attention {
   float* lse(int slot) const;
   int B_, T_, NH_, NKV_, bwd_variant_, fwd_variant_;
   std::vector<Inputs> inputs_;  // per slot
-  DeviceBuffer<float> dq_ws_;  // fused-dQ variants: (B, NH, T, HD) fp32
-  DeviceBuffer<int> dq_sem_;   // fused-dQ variants: (B, NH, T / 64)
-  DeviceBuffer<bf16> ds_ws_;   // variant 4: dS^T tiles of the causal half of (B, NH, T, T)
+  DeviceBuffer<bf16> ds_ws_;   // variant 2: dS^T tiles of the causal half of (B, NH, T, T)
   DeviceBuffer<float> lse_;    // (slots, B, NH, T)  ln sum_t2 exp(scaled score), from forward
   DeviceBuffer<float> delta_;  // (B, NH, T)  rowsum(dy o y), backward's workspace
 };

@@ -290,7 +290,7 @@ void naive_gemm(const RowMajorGemm& g, cudaStream_t stream);
 void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, cudaStream_t stream);
 
 // ---- flash attention (head size 128, grouped-query, causal) --------------------------------
-// gpu/kernels/flash_attention.cu; gpu/attention.h's FlashAttention is the model's user.
+// gpu/kernels/flash_attention_{forward,backward}.cu; gpu/attention.h's FlashAttention is the model's user.
 // q, y, dq, dy token-major (B, T, NH, 128) contiguous (rows NH*128 apart), k, v, dk, dv
 // (B, T, NKV, 128) (rows NKV*128 apart); query head h reads key/value head h / (NH/NKV):
 //   y[b,t,h,:] = sum_{t2 <= t} softmax_t2(q[b,t,h,:] . k[b,t2,h/G,:] / sqrt(128)) v[b,t2,h/G,:]
@@ -316,35 +316,26 @@ inline constexpr int kFlashForwardDefault = 1;
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                              int NKV, cudaStream_t stream, int variant = kFlashForwardDefault);
 // y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
-// kernels (all deterministic, all to the same tolerances; flash_attention.cu says more). On an
-// H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26): 0 3.63 ms, 1 3.29 ms, 2 4.14
-// ms, 3 3.75 ms, 4 2.82 ms (the default, kFlashBackwardDefault; GPUACCEPT_FLASH_BWD picks
-// another). 0, 2 and 3 stay as measured experiments (2 and 3: the fused dQ's ordered sums wait
-// on one another more than the saved products gain):
+// kernels (all deterministic, all to the same tolerances; flash_attention_backward.cu says
+// more). On an H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26): 0 3.63 ms, 1
+// 3.29 ms, 2 2.82 ms (the default, kFlashBackwardDefault; GPUACCEPT_FLASH_BWD picks another):
 //   0  dK/dV kernel (Q/dO double-buffered, 1 CTA/SM) + a dQ kernel (recomputes P and dS)
 //   1  dK/dV kernel single-buffered (2 CTAs/SM) + the dQ kernel
-//   2  dK/dV kernel double-buffered, dQ computed in it too and summed in fixed key-block order
-//      in dq_workspace (fp32, flash_backward_dq_workspace_floats) with dq_semaphores
-//      (flash_backward_dq_semaphores ints, zeroed on `stream` by this call); no dQ kernel
-//   3  as 2, single-buffered, 2 CTAs/SM
-//   4  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
+//   2  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
 //      (flash_backward_ds_workspace_elems: the causal half of (B, NH, T, T), 0.95 GB at the 7B
 //      shape's B 2, T 4096; memory_plan.cpp counts it), and a dQ kernel that only sums dS K
-//      from them: 5 products a tile instead of 7, deterministic, no waits. Its dq, dk, dv are
-//      bitwise those of variant 0 at the timing shape.
-// dq_workspace and dq_semaphores are needed (16-byte aligned) where flash_backward_fuses_dq,
-// ds_workspace where flash_backward_stores_ds.
-inline constexpr int kFlashBackwardVariants = 5;
-inline constexpr int kFlashBackwardDefault = 4;
-bool flash_backward_fuses_dq(int variant);
+//      from them: 5 products a tile instead of 7. Its dq, dk, dv are bitwise those of variant 0
+//      at the timing shape.
+// (Variant 2 was numbered 4 until 2026-11-26, when two slower fused-dQ variants were removed.)
+// ds_workspace (16-byte aligned) is needed where flash_backward_stores_ds.
+inline constexpr int kFlashBackwardVariants = 3;
+inline constexpr int kFlashBackwardDefault = 2;
 bool flash_backward_stores_ds(int variant);
-std::size_t flash_backward_dq_workspace_floats(int B, int T, int NH);
-std::size_t flash_backward_dq_semaphores(int B, int T, int NH);
 using fsdp::flash_backward_ds_workspace_elems;  // flash_attention_shape.h
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault, float* dq_workspace = nullptr,
-                              int* dq_semaphores = nullptr, bf16* ds_workspace = nullptr);
+                              int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault,
+                              bf16* ds_workspace = nullptr);
 // The compiled kernels of forward variant `forward_variant` and of backward variant `variant` as the device sees them
 // (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
 // then the backward's dK/dV (or fused) kernel and, unfused, the dQ kernel. Returns the count.

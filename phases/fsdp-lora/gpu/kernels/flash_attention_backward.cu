@@ -1,0 +1,405 @@
+// Causal grouped-query attention without the T x T matrix in memory, backward (FlashAttention-2,
+// Dao 2023) for a head size of 128 and T a multiple of 64 (kernels.h gives the interface), from
+// the forward's y and lse (flash_attention_forward.cu). q, y, dq, dy are token-major (B, T, NH,
+// 128), k, v, dk, dv (B, T, NKV, 128); query head h reads key/value head h / G, G = NH / NKV.
+//
+// dS = P o (dP - delta), delta = rowsum(dO o O), P = exp(s - lse) recomputed:
+//   per (b, kv head) and block of 64 keys:  dV = sum_{g, i} P^T dO,  dK = scale sum_{g, i} dS^T Q
+//     over the G query heads g of the group and the query blocks i >= own: the group's sum is
+//     the CTA's own loop, so no two CTAs write the same rows of dK and dV;
+//   per (b, h) and block of 64 queries:     dQ = scale sum_j dS K   (key blocks j <= own).
+// No atomics anywhere: every value is summed in a fixed order, the same every run.
+// Variants (kernels.h, GPUACCEPT_FLASH_BWD via attention.h): the dK/dV kernel with Q/dO
+// double-buffered (0: 1 CTA/SM) or single-buffered (1: 2 CTAs/SM, <= 128 registers) and a dQ
+// kernel that computes P and dP again (seven products a tile in all); or (2, the default) the
+// single-buffered dK/dV kernel writing its dS^T tiles (bf16) to a workspace and a dQ kernel that
+// only sums dS K from them: five products a tile, no waits, the same order every run.
+// Two fused variants (dQ summed in the dK/dV kernel in key-block order through an fp32
+// workspace and per-tile counters) measured slower (4.16 and 3.78 ms against 3.35 on an H100,
+// 2026-11-25: the ordered sums wait on one another) and were removed on 2026-11-26.
+#include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
+
+namespace gpuaccept::fsdp::gpu {
+
+namespace flash {
+namespace {
+
+// ---- backward: delta ---------------------------------------------------------------------
+// delta[b,h,t] = sum_d dy[b,t,h,d] * y[b,t,h,d]. 16 lanes per row of 128, 16 bytes each.
+constexpr int kDeltaLanes = kD / 8;
+__global__ void attention_delta_kernel(float* delta, const bf16* dy, const bf16* y, int B, int T, int NH) {
+  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long item = thread / kDeltaLanes;  // (b, t, h)
+  const bool inside = item < static_cast<long long>(B) * T * NH;  // every lane joins the shuffles
+  float acc = 0.f;
+  if (inside) {
+    const std::size_t at = static_cast<std::size_t>(item) * kD + (thread % kDeltaLanes) * 8;
+    float x[8], w[8];
+    dd::load_bf16<8>(x, dy + at);
+    dd::load_bf16<8>(w, y + at);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc = fmaf(x[i], w[i], acc);
+  }
+  for (int offset = kDeltaLanes / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+  if (inside && thread % kDeltaLanes == 0) {
+    const int h = static_cast<int>(item % NH);
+    const long long bt = item / NH;
+    const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
+    delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = acc;
+  }
+}
+
+// ---- backward: dK, dV -----------------------------------------------------------------------
+// One CTA per (b, kv head, block of 64 keys), looping over the G query heads of the group and,
+// for each, the query blocks at or after its own. Shared memory: k, v; then q, dO, lse and
+// delta kBuffers times (2: in use, next -- the next step's loads overlap this step's products;
+// 1: the next step is loaded after this one, and 2 CTAs per SM hide the loads); then P^T and
+// dS^T (64 keys x 64 queries, bf16). 8 warps share the key block: warp (kw, half) computes P^T
+// and dS^T for keys 16 kw.. and queries 32 half.., puts them in shared memory (bf16), and then
+// accumulates dV and dK for keys 16 kw.. and head channels 64 half..: 64 fp32 accumulators a
+// thread instead of 128. kStoreDs: each dS^T tile also goes to the workspace, for the dQ kernel
+// that only sums dS K (variant 2).
+constexpr int kRowValuesCount = 2 * kBlock;  // floats: lse and delta of one query block
+template <int kBuffers>
+constexpr int dkdv_shared_bytes() {
+  return (2 * kTile + kBuffers * 2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16)) +
+         kBuffers * kRowValuesCount * static_cast<int>(sizeof(float));
+}
+
+// Variant 2's workspace of dS^T tiles (bf16, 64 keys x 64 queries, row-major): per (b, query head),
+// the causal tiles (query block i, key block j <= i) at i (i + 1) / 2 + j, so that a query block's
+// tiles j = 0..i lie one after another.
+__device__ inline std::size_t ds_tile_offset(int bh, int blocks, int qb, int kb) {
+  const std::size_t tiles_per_head = static_cast<std::size_t>(blocks) * (blocks + 1) / 2;
+  return (static_cast<std::size_t>(bh) * tiles_per_head + static_cast<std::size_t>(qb) * (qb + 1) / 2 + kb) *
+         (kBlock * kBlock);
+}
+// The dS^T tile in shared memory (rows kPStride apart) to its place in the workspace.
+__device__ inline void store_ds_tile(bf16* dst, const bf16* sds) {
+  for (int i = threadIdx.x; i < kBlock * kBlock / 8; i += blockDim.x) {
+    const int row = i / (kBlock / 8), col = (i % (kBlock / 8)) * 8;
+    *reinterpret_cast<uint4*>(dst + row * kBlock + col) = *reinterpret_cast<const uint4*>(sds + row * kPStride + col);
+  }
+}
+
+// grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block (block 0 sees
+// every query: the longest first).
+template <int kBuffers, int kMinBlocks, bool kStoreDs>
+__global__ void __launch_bounds__(kDkdvThreads, kMinBlocks) flash_backward_dkdv_kernel(
+    bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
+    const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sk = reinterpret_cast<bf16*>(smem);
+  bf16* sv = sk + kTile;
+  bf16* sqdo = sv + kTile;                  // [buffer][q, dO]
+  bf16* sp = sqdo + kBuffers * 2 * kTile;   // P^T  (64 keys x 64 queries)
+  bf16* sds = sp + kBlock * kPStride;       // dS^T (64 keys x 64 queries)
+  float* srow = reinterpret_cast<float*>(sds + kBlock * kPStride);  // [buffer][lse, delta]
+  const int G = NH / NKV;
+  const int b = blockIdx.x / NKV, kvh = blockIdx.x % NKV;
+  const int kb = blockIdx.y;
+  const int qs = NH * kD, ks = NKV * kD;
+  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int kw = warp % 4, half = warp / 4;  // keys 16 kw .. +16; queries (then head channels) of this half
+  const int r = kw * 16 + g;                 // this thread's keys, counted from the block's first: r and r + 8
+  const int blocks = T / kBlock, per_head = blocks - kb, steps = G * per_head;
+
+  // Step i: query head kvh * G + i / per_head, query block kb + i % per_head.
+  auto step_head = [&](int i) { return kvh * G + i / per_head; };
+  auto step_block = [&](int i) { return kb + i % per_head; };
+  auto load_step = [&](int i, int buf) {
+    const int h = step_head(i), qb = step_block(i);
+    bf16* dst = sqdo + buf * 2 * kTile;
+    load_tile(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
+    load_tile(dst + kTile, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+    const std::size_t rows = (static_cast<std::size_t>(b) * NH + h) * T + static_cast<std::size_t>(qb) * kBlock;
+    load_row_values(srow + buf * kRowValuesCount, lse + rows);
+    load_row_values(srow + buf * kRowValuesCount + kBlock, delta + rows);
+    commit();
+  };
+  load_tile(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_tile(sv, v + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_step(0, 0);  // one group with k and v
+
+  float dk_acc[8][4], dv_acc[8][4];  // keys r, r + 8 x head channels 64 half + (8n + 2t, +1)
+  zero(dk_acc);
+  zero(dv_acc);
+  for (int i = 0; i < steps; ++i) {
+    const int buf = kBuffers == 2 ? i % 2 : 0, qb = step_block(i);
+    if (kBuffers == 2 && i + 1 < steps) {
+      load_step(i + 1, 1 - buf);
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    const bf16* sq = sqdo + buf * 2 * kTile;
+    const bf16* sdo = sq + kTile;
+    const float* sl = srow + buf * kRowValuesCount;
+    const float* sd = sl + kBlock;
+    // P^T (16 keys x 32 queries) = exp(k q^T * scale - lse[query]), 0 where query < key
+    float p[4][4], dp[4][4];
+    zero(p);
+    mma_abt_smem(p, sk + kw * 16 * kStride, sq + half * 32 * kStride, lane);
+    // dP^T (16 keys x 32 queries) = v dO^T
+    zero(dp);
+    mma_abt_smem(dp, sv + kw * 16 * kStride, sdo + half * 32 * kStride, lane);
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int col = half * 32 + n * 8 + 2 * t + j;
+        const float l2 = sl[col] * kLog2e, d = sd[col];
+        p[n][j] = exp2f(fmaf(p[n][j], scale_log2, -l2));
+        p[n][2 + j] = exp2f(fmaf(p[n][2 + j], scale_log2, -l2));
+        dp[n][j] = dp[n][j] - d;
+        dp[n][2 + j] = dp[n][2 + j] - d;
+      }
+    if (qb == kb) mask_diagonal<false>(p, r, half * 32, t, 0.f);
+#pragma unroll
+    for (int n = 0; n < 4; ++n) {
+      const int col = half * 32 + n * 8 + 2 * t;
+      // dS^T = P^T (dP^T - delta[query])
+      *reinterpret_cast<__nv_bfloat162*>(sp + r * kPStride + col) = __floats2bfloat162_rn(p[n][0], p[n][1]);
+      *reinterpret_cast<__nv_bfloat162*>(sp + (r + 8) * kPStride + col) = __floats2bfloat162_rn(p[n][2], p[n][3]);
+      *reinterpret_cast<__nv_bfloat162*>(sds + r * kPStride + col) =
+          __floats2bfloat162_rn(p[n][0] * dp[n][0], p[n][1] * dp[n][1]);
+      *reinterpret_cast<__nv_bfloat162*>(sds + (r + 8) * kPStride + col) =
+          __floats2bfloat162_rn(p[n][2] * dp[n][2], p[n][3] * dp[n][3]);
+    }
+    __syncthreads();  // P^T and dS^T complete
+    mma_sb(dv_acc, sp + kw * 16 * kPStride, sdo + half * 64, lane);   // dV += P^T dO
+    mma_sb(dk_acc, sds + kw * 16 * kPStride, sq + half * 64, lane);   // dK += dS^T Q
+    if constexpr (kStoreDs) store_ds_tile(ds + ds_tile_offset(b * NH + step_head(i), blocks, qb, kb), sds);
+    __syncthreads();  // every warp is done with this buffer and P^T, dS^T before they are refilled
+    if (kBuffers == 1 && i + 1 < steps) load_step(i + 1, 0);
+  }
+  const std::size_t out = head_start(b, kvh, T, NKV) + static_cast<std::size_t>(half) * 64;
+  store_rows(dk + out, ks, dk_acc, kb * kBlock + r, scale, scale, t);
+  store_rows(dv + out, ks, dv_acc, kb * kBlock + r, 1.f, 1.f, t);
+}
+
+// acc (16 x 8ND) += A (16 x 64) * B (64 rows of a tile from `b` on), A stored transposed in
+// shared memory: A[m][k] at a_cols[k * kPStride + m] (a_cols at the first of the 16 columns m).
+template <int ND>
+__device__ inline void mma_tsb(float (&acc)[ND][4], const bf16* a_cols, const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBlock / 16; ++kk) {
+    uint32_t a[4];
+    ldmatrix_x4_trans(a, a_cols + (kk * 16 + lane % 8 + (lane / 16) * 8) * kPStride + ((lane / 8) % 2) * 8);
+#pragma unroll
+    for (int d2 = 0; d2 < ND / 2; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[2 * d2], a, f[0], f[1]);
+      mma(acc[2 * d2 + 1], a, f[2], f[3]);
+    }
+  }
+}
+
+// ---- backward: dQ --------------------------------------------------------------------------
+// One CTA per (b, h, block of 64 queries; 4 warps x 16 queries), over the key blocks it sees.
+// Shared memory: q, dO, then k and v twice (in use, next).
+constexpr int kDqShared = 6 * kTile * static_cast<int>(sizeof(bf16));
+
+__global__ void __launch_bounds__(kThreads, 2) flash_backward_dq_kernel(bf16* dq, const bf16* q, const bf16* k,
+                                                                        const bf16* v, const bf16* dy,
+                                                                        const float* lse, const float* delta, int T,
+                                                                        int NH, int NKV, float scale,
+                                                                        float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* sdo = sq + kTile;
+  bf16* skv = sdo + kTile;  // [buffer][k, v]
+  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
+  const int qb = gridDim.y - 1 - blockIdx.y;
+  const int qs = NH * kD, ks = NKV * kD;
+  const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const bf16* kh = k + head_start(b, kvh, T, NKV);
+  const bf16* vh = v + head_start(b, kvh, T, NKV);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 16 + g;
+  const int row0 = qb * kBlock + r;
+
+  load_tile(sq, q + head_start(b, h, T, NH) + qb * qtile, qs);
+  load_tile(sdo, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+  const float* L = lse + static_cast<std::size_t>(blockIdx.x) * T;
+  const float* D = delta + static_cast<std::size_t>(blockIdx.x) * T;
+  const float l0 = L[row0] * kLog2e, l1 = L[row0 + 8] * kLog2e, d0 = D[row0], d1 = D[row0 + 8];
+
+  float dq_acc[16][4], p[8][4], dp[8][4];
+  zero(dq_acc);
+  for (int kb = 0; kb <= qb; ++kb) {
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, qb, ktile, ks);
+    const bf16* sv = sk + kTile;
+    zero(p);
+    mma_abt_smem(p, sq + warp * 16 * kStride, sk, lane);  // q k^T
+    zero(dp);
+    mma_abt_smem(dp, sdo + warp * 16 * kStride, sv, lane);  // dO v^T
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        p[n][j] = exp2f(fmaf(p[n][j], scale_log2, -l0));
+        p[n][2 + j] = exp2f(fmaf(p[n][2 + j], scale_log2, -l1));
+      }
+    if (kb == qb) mask_diagonal<true>(p, r, 0, t, 0.f);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        dp[n][j] = p[n][j] * (dp[n][j] - d0);  // dS
+        dp[n][2 + j] = p[n][2 + j] * (dp[n][2 + j] - d1);
+      }
+    mma_pb(dq_acc, dp, sk, lane);  // dQ += dS k
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  store_rows(dq + head_start(b, h, T, NH), qs, dq_acc, row0, scale, scale, t);
+}
+
+// ---- backward: dQ from dS (variant 2) ----------------------------------------------------
+// dQ = scale sum_j dS_j K_j over the key blocks j <= own, from the dS^T tiles the dK/dV kernel
+// wrote (the bf16 values its dK product used): one product a tile where the dQ kernel above
+// recomputes P and dP first (three). Summed in key-block order inside one CTA: the same bits
+// every run. One CTA per (b, h, block of 64 queries; 4 warps x 16 queries), the longest first;
+// K and dS^T tiles double-buffered.
+constexpr int kDqFromDsShared = (2 * kTile + 2 * kBlock * kPStride) * static_cast<int>(sizeof(bf16));
+
+// A 64 x 64 dS^T tile of the workspace into shared memory (rows kPStride apart).
+__device__ inline void load_ds_tile(bf16* dst, const bf16* src) {
+  for (int i = threadIdx.x; i < kBlock * kBlock / 8; i += blockDim.x) {
+    const int row = i / (kBlock / 8), col = (i % (kBlock / 8)) * 8;
+    copy_async16(dst + row * kPStride + col, src + row * kBlock + col);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 3) flash_backward_dq_from_ds_kernel(bf16* dq, const bf16* ds,
+                                                                               const bf16* k, int T, int NH, int NKV,
+                                                                               float scale) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sk = reinterpret_cast<bf16*>(smem);  // [buffer] K tile
+  bf16* sds = sk + 2 * kTile;                 // [buffer] dS^T tile
+  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
+  const int qb = gridDim.y - 1 - blockIdx.y, blocks = T / kBlock;
+  const int ks = NKV * kD;
+  const std::size_t ktile = static_cast<std::size_t>(kBlock) * ks;
+  const bf16* kh = k + head_start(b, kvh, T, NKV);
+  const bf16* dsq = ds + ds_tile_offset(blockIdx.x, blocks, qb, 0);  // this query block's tiles, j = 0..qb
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+
+  load_tile(sk, kh, ks);
+  load_ds_tile(sds, dsq);
+  commit();
+  float dq_acc[16][4];
+  zero(dq_acc);
+  for (int kb = 0; kb <= qb; ++kb) {
+    if (kb < qb) {  // the other buffer is free since the last block's closing barrier
+      const int next = (kb + 1) % 2;
+      load_tile(sk + next * kTile, kh + (kb + 1) * ktile, ks);
+      load_ds_tile(sds + next * kBlock * kPStride, dsq + static_cast<std::size_t>(kb + 1) * kBlock * kBlock);
+      commit();
+      wait<1>();
+    } else {
+      wait<0>();
+    }
+    __syncthreads();
+    const int cur = kb % 2;
+    mma_tsb(dq_acc, sds + cur * kBlock * kPStride + warp * 16, sk + cur * kTile, lane);  // dQ += dS K
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  store_rows(dq + head_start(b, h, T, NH), NH * kD, dq_acc, qb * kBlock + warp * 16 + g, scale, scale, t);
+}
+
+// The backward variants (kernels.h): the dK/dV kernel's staging buffers, the CTAs per SM it is
+// compiled for, and whether it stores dS for the dQ-from-dS kernel.
+template <int kBuffers, int kMinBlocks, bool kStoreDs>
+struct BackwardVariant {
+  static constexpr int kShared = dkdv_shared_bytes<kBuffers>();
+  static constexpr auto kernel = flash_backward_dkdv_kernel<kBuffers, kMinBlocks, kStoreDs>;
+  static constexpr bool stores_ds = kStoreDs;
+};
+using Variant0 = BackwardVariant<2, 1, false>;  // double-buffered dK/dV, 1 CTA/SM; dQ kernel
+using Variant1 = BackwardVariant<1, 2, false>;  // single-buffered dK/dV, 2 CTAs/SM; dQ kernel
+using Variant2 = BackwardVariant<1, 2, true>;   // 1, writing dS^T; dQ from it (one product)
+static_assert(kFlashBackwardVariants == 3);
+
+// f(Variant) for the variant numbered `variant`.
+template <typename F>
+void with_variant(int variant, F&& f) {
+  switch (variant) {
+    case 0: f(Variant0{}); break;
+    case 1: f(Variant1{}); break;
+    case 2: f(Variant2{}); break;
+    default: require(false, "flash attention: backward variant out of range (0..2)");
+  }
+}
+
+}  // namespace
+}  // namespace flash
+
+using namespace flash;
+
+bool flash_backward_stores_ds(int variant) { return variant == 2; }
+
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forward_variant) {
+  int n = 0;
+  out[n++] = forward_resources(forward_variant);
+  with_variant(variant, [&](auto v) {
+    using V = decltype(v);
+    out[n++] = resources(V::stores_ds ? "dkdv_ds" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
+    if (V::stores_ds)
+      out[n++] = resources("dq_from_ds", flash_backward_dq_from_ds_kernel, kThreads, kDqFromDsShared);
+    else
+      out[n++] = resources("dq", flash_backward_dq_kernel, kThreads, kDqShared);
+  });
+  return n;
+}
+
+void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
+                              const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                              int NKV, cudaStream_t stream, int variant, bf16* ds_workspace) {
+  check_shape("backward", B, T, NH, NKV);
+  for (const void* p : {static_cast<const void*>(dq), static_cast<const void*>(dk), static_cast<const void*>(dv),
+                        static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
+                        static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
+                        static_cast<const void*>(delta)})
+    require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
+  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..2)");
+  const bool stores_ds = flash_backward_stores_ds(variant);
+  require(!stores_ds || (ds_workspace != nullptr && dd::aligned16(ds_workspace)),
+          "flash_attention_backward: variant 2 needs the dS workspace (flash_backward_ds_workspace_elems)");
+  static bool allowed[kFlashBackwardVariants] = {};
+  if (!allowed[variant]) {
+    with_variant(variant, [](auto v) { allow_shared(decltype(v)::kernel, decltype(v)::kShared); });
+    allow_shared(flash_backward_dq_kernel, kDqShared);
+    allow_shared(flash_backward_dq_from_ds_kernel, kDqFromDsShared);
+    allowed[variant] = true;
+  }
+  NvtxRange range("flash_attention_backward");
+  const float scale = 1.f / std::sqrt(static_cast<float>(kD));
+  const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
+  attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dy, y, B, T, NH);
+  check_launch("flash_attention_backward (delta)");
+  with_variant(variant, [&](auto vv) {
+    using V = decltype(vv);
+    const auto kernel = V::kernel;
+    kernel<<<dim3(B * NKV, T / kBlock), kDkdvThreads, V::kShared, stream>>>(dk, dv, ds_workspace, q, k, v, dy, lse,
+                                                                           delta, T, NH, NKV, scale, scale * kLog2e);
+  });
+  check_launch("flash_attention_backward (dk, dv)");
+  if (stores_ds) {
+    flash_backward_dq_from_ds_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqFromDsShared, stream>>>(
+        dq, ds_workspace, k, T, NH, NKV, scale);
+    check_launch("flash_attention_backward (dq from ds)");
+  } else {
+    flash_backward_dq_kernel<<<dim3(B * NH, T / kBlock), kThreads, kDqShared, stream>>>(
+        dq, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+    check_launch("flash_attention_backward (dq)");
+  }
+}
+
+}  // namespace gpuaccept::fsdp::gpu

@@ -1,0 +1,274 @@
+// Causal grouped-query attention without the T x T matrix in memory, forward (FlashAttention-2,
+// Dao 2023) for a head size of 128 and T a multiple of 64 (kernels.h gives the interface). q, y
+// are token-major (B, T, NH, 128), k, v (B, T, NKV, 128); query head h reads key/value head
+// h / G, G = NH / NKV. ddp's kernels (ddp/gpu/kernels/flash_attention.cu, head size 64, one
+// key/value head per query head) are the model for these.
+//
+// Per (b, h) and block of queries (variant 0: 64, 4 warps x 16 rows; variant 1: 128, 4 warps x
+// 32 rows), over key blocks 0..own (those above the diagonal are skipped):
+//   s = q k^T * scale;  m' = max(m, rowmax s);  p = exp(s - m');  l = l e^(m-m') + rowsum p;
+//   o = o e^(m-m') + p v;  at the end o /= l and lse = m + log l (kept for backward).
+#include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
+
+namespace gpuaccept::fsdp::gpu {
+
+namespace flash {
+
+// ---- forward -----------------------------------------------------------------------------
+// Shared memory: q, then k and v twice (the tile in use and the next one).
+constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
+
+// Online softmax of one 16-row tile's scores s (raw q k^T, 64 keys): rows g and g + 8 are
+// this thread's (running max m in log2 units of the scaled scores, this thread's share l of
+// the row sum). acc is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
+__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], float& m0, float& m1, float& l0,
+                                      float& l1, float scale_log2) {
+  float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and the
+  // rescale factors are 0.
+  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
+  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+  m0 = n0;
+  m1 = n1;
+  float r0 = 0.f, r1 = 0.f;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
+      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
+      r0 += s[n][j];
+      r1 += s[n][2 + j];
+    }
+  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
+  l1 = l1 * a1 + r1;
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    acc[n][0] *= a0, acc[n][1] *= a0;
+    acc[n][2] *= a1, acc[n][3] *= a1;
+  }
+}
+
+// The head and query block of a forward CTA: grid (B*NH, blocks), blockIdx.x = b*NH + h and
+// blockIdx.y the query block counted from the end (the longest rows start first, for a short
+// tail); its q rows and its key/value head's k and v (query head h reads kv head h / G).
+struct QueryBlock {
+  int b, h, qb;
+  int qs, ks;  // row strides of q (NH heads) and of k, v (NKV heads), elements
+  const bf16 *qh, *kh, *vh;
+  std::size_t qtile, ktile;  // elements between 64-row tiles of q and of k, v
+};
+__device__ inline QueryBlock query_block(const bf16* q, const bf16* k, const bf16* v, int T, int NH, int NKV) {
+  QueryBlock a;
+  a.b = blockIdx.x / NH;
+  a.h = blockIdx.x % NH;
+  const int kvh = a.h / (NH / NKV);
+  a.qb = gridDim.y - 1 - blockIdx.y;
+  a.qs = NH * kD;
+  a.ks = NKV * kD;
+  a.qh = q + head_start(a.b, a.h, T, NH);
+  a.kh = k + head_start(a.b, kvh, T, NKV);
+  a.vh = v + head_start(a.b, kvh, T, NKV);
+  a.qtile = static_cast<std::size_t>(kBlock) * a.qs;
+  a.ktile = static_cast<std::size_t>(kBlock) * a.ks;
+  return a;
+}
+
+// A 16-row tile's end: the quad's shares of the row sums added, o / l rounded to y (rows row0
+// and row0 + 8 of the head's rows, `ld` apart) and lse = m + log l in natural units of the
+// scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
+__device__ inline void finish_rows(bf16* y_head, int ld, float* lse_head, const float (&acc)[16][4], int row0, float m0,
+                                   float m1, float l0, float l1, int t) {
+  float sum[2] = {l0, l1};
+  for (float& x : sum) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    x += __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  store_rows(y_head, ld, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
+  if (t == 0) {
+    lse_head[row0] = (m0 + log2f(sum[0])) / kLog2e;
+    lse_head[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
+  }
+}
+
+// grid (B*NH, T/64): query_block's layout.
+__global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, float* lse, const bf16* q,
+                                                                    const bf16* k, const bf16* v, int T, int NH,
+                                                                    int NKV, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);
+  bf16* skv = sq + kTile;  // [buffer][k, v]
+  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
+  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
+  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
+  const std::size_t qtile = at.qtile, ktile = at.ktile;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 16 + g;  // this thread's rows, counted from the block's first: r and r + 8
+
+  load_tile(sq, qh + qb * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+
+  Operand qa;
+  float acc[16][4], s[8][4];
+  zero(acc);
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  for (int kb = 0; kb <= qb; ++kb) {
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, qb, ktile, ks);
+    const bf16* sv = sk + kTile;
+    if (kb == 0) load_a(qa, sq + warp * 16 * kStride, lane);
+    zero(s);
+    mma_abt(s, qa, sk, lane);  // s = q k^T
+    if (kb == qb) mask_diagonal<true>(s, r, 0, t, -INFINITY);
+    online_softmax(s, acc, m0, m1, l0, l1, scale_log2);
+    mma_pb(acc, s, sv, lane);  // o += p v
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc, qb * kBlock + r, m0,
+              m1, l0, l1, t);
+}
+
+// ---- forward, 128 queries a block (forward variant 1) ------------------------------------
+// The same online softmax with each warp on 32 query rows (two 16-row tiles) instead of 16:
+// every K and V fragment read from shared memory feeds both tiles' products, so a product
+// costs about half the shared-memory reads (FlashAttention-2's 128 x 64 tiles for head size
+// 128). Q is read from shared memory a k-step at a time (two tiles in registers would not fit
+// beside the accumulators). A warp whose 32 rows all lie before a key block skips it. T % 128.
+constexpr int kBlockM = 2 * kBlock;  // 128 queries
+constexpr int kForward128Shared = 6 * kTile * static_cast<int>(sizeof(bf16));  // q (128 rows), k and v twice
+
+// s[i] (16 x 64) += rows 16i .. 16i + 15 (from a_rows on) x B^T, B the 64 rows of a tile.
+__device__ inline void mma_abt2(float (&s)[2][8][4], const bf16* a_rows, const bf16* b, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kD / 16; ++ks) {
+    uint32_t a0[4], a1[4];
+    ldmatrix_x4(a0, a_rows + (lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+    ldmatrix_x4(a1, a_rows + (16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int n2 = 0; n2 < kBlock / 16; ++n2) {
+      uint32_t f[4];
+      ldmatrix_x4(f, b + (n2 * 16 + (lane / 16) * 8 + lane % 8) * kStride + ks * 16 + ((lane / 8) % 2) * 8);
+      mma(s[0][2 * n2], a0, f[0], f[1]);
+      mma(s[0][2 * n2 + 1], a0, f[2], f[3]);
+      mma(s[1][2 * n2], a1, f[0], f[1]);
+      mma(s[1][2 * n2 + 1], a1, f[2], f[3]);
+    }
+  }
+}
+
+// acc[i] (16 x 128) += p[i] (16 x 64, accumulators turned A operands) * V (64 rows of a tile).
+__device__ inline void mma_pb2(float (&acc)[2][16][4], const float (&p)[2][8][4], const bf16* b, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBlock / 16; ++kk) {
+    uint32_t a0[4], a1[4];
+    a0[0] = pack(p[0][2 * kk][0], p[0][2 * kk][1]);
+    a0[1] = pack(p[0][2 * kk][2], p[0][2 * kk][3]);
+    a0[2] = pack(p[0][2 * kk + 1][0], p[0][2 * kk + 1][1]);
+    a0[3] = pack(p[0][2 * kk + 1][2], p[0][2 * kk + 1][3]);
+    a1[0] = pack(p[1][2 * kk][0], p[1][2 * kk][1]);
+    a1[1] = pack(p[1][2 * kk][2], p[1][2 * kk][3]);
+    a1[2] = pack(p[1][2 * kk + 1][0], p[1][2 * kk + 1][1]);
+    a1[3] = pack(p[1][2 * kk + 1][2], p[1][2 * kk + 1][3]);
+#pragma unroll
+    for (int d2 = 0; d2 < kD / 16; ++d2) {
+      uint32_t f[4];
+      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+      mma(acc[0][2 * d2], a0, f[0], f[1]);
+      mma(acc[0][2 * d2 + 1], a0, f[2], f[3]);
+      mma(acc[1][2 * d2], a1, f[0], f[1]);
+      mma(acc[1][2 * d2 + 1], a1, f[2], f[3]);
+    }
+  }
+}
+
+// grid (B*NH, T/128): query_block's layout, 128-query blocks.
+__global__ void __launch_bounds__(kThreads, 2) flash_forward128_kernel(bf16* y, float* lse, const bf16* q,
+                                                                       const bf16* k, const bf16* v, int T, int NH,
+                                                                       int NKV, float scale_log2) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  bf16* sq = reinterpret_cast<bf16*>(smem);  // 128 rows, kStride apart (two 64-row tiles back to back)
+  bf16* skv = sq + 2 * kTile;                 // [buffer][k, v]
+  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
+  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
+  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
+  const std::size_t qtile = at.qtile, ktile = at.ktile;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int r = warp * 32 + g;  // this thread's rows from the block's first: r, r + 8 (tile 0), r + 16, r + 24 (tile 1)
+
+  load_tile(sq, qh + (2 * qb) * qtile, qs);
+  load_tile(sq + kTile, qh + (2 * qb + 1) * qtile, qs);
+  load_tile(skv, kh, ks);
+  load_tile(skv + kTile, vh, ks);
+  commit();
+
+  float acc[2][16][4], s[2][8][4];
+  zero(acc[0]);
+  zero(acc[1]);
+  float m[2][2] = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}}, l[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+  const int last = 2 * qb + 1;  // the key blocks up to the block's last row
+  for (int kb = 0; kb <= last; ++kb) {
+    const bf16* sk = next_kv_block(skv, kh, vh, kb, last, ktile, ks);
+    const bf16* sv = sk + kTile;
+    const int col0 = kb * kBlock - qb * kBlockM;  // the key block's first key, from the block's first row
+    if (col0 <= warp * 32 + 31) {                 // some key at or before this warp's last row
+      zero(s[0]);
+      zero(s[1]);
+      mma_abt2(s, sq + warp * 32 * kStride, sk, lane);  // s = q k^T
+      if (col0 + kBlock - 1 > warp * 32) {               // some key after this warp's first row
+        mask_diagonal<true>(s[0], r, col0, t, -INFINITY);
+        mask_diagonal<true>(s[1], r + 16, col0, t, -INFINITY);
+      }
+      online_softmax(s[0], acc[0], m[0][0], m[0][1], l[0][0], l[0][1], scale_log2);
+      online_softmax(s[1], acc[1], m[1][0], m[1][1], l[1][0], l[1][1], scale_log2);
+      mma_pb2(acc, s, sv, lane);  // o += p v
+    }
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc[i],
+                qb * kBlockM + r + 16 * i, m[i][0], m[i][1], l[i][0], l[i][1], t);
+}
+
+FlashKernelResources forward_resources(int forward_variant) {
+  return forward_variant == 1 ? resources("forward128", flash_forward128_kernel, kThreads, kForward128Shared)
+                              : resources("forward", flash_forward_kernel, kThreads, kForwardShared);
+}
+
+}  // namespace flash
+
+using namespace flash;
+
+void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                             int NKV, cudaStream_t stream, int variant) {
+  check_shape("forward", B, T, NH, NKV);
+  require(dd::aligned16(q) && dd::aligned16(k) && dd::aligned16(v) && dd::aligned16(y),
+          "flash_attention_forward: q, k, v, y must be 16-byte aligned");
+  require(variant >= 0 && variant < kFlashForwardVariants, "flash_attention_forward: no such forward variant");
+  NvtxRange range("flash_attention_forward");
+  const float scale = 1.f / std::sqrt(static_cast<float>(kD));
+  if (variant == 1 && T % kBlockM == 0) {
+    static const bool allowed = (allow_shared(flash_forward128_kernel, kForward128Shared), true);
+    (void)allowed;
+    flash_forward128_kernel<<<dim3(B * NH, T / kBlockM), kThreads, kForward128Shared, stream>>>(
+        y, lse, q, k, v, T, NH, NKV, scale * kLog2e);
+  } else {
+    static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
+    (void)allowed;
+    flash_forward_kernel<<<dim3(B * NH, T / kBlock), kThreads, kForwardShared, stream>>>(y, lse, q, k, v, T, NH, NKV,
+                                                                                         scale * kLog2e);
+  }
+  check_launch("flash_attention_forward");
+}
+
+}  // namespace gpuaccept::fsdp::gpu
