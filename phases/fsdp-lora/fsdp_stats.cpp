@@ -24,12 +24,6 @@ double hidden_percent(double gather_ms, double exposed_ms) {
   return std::clamp(100.0 * (1.0 - exposed_ms / gather_ms), 0.0, 100.0);
 }
 
-double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, RecomputeKeep keep,
-                  double tokens_per_step) {
-  return static_cast<double>(training_flops_per_token(c, lora, seq_len, recompute, keep)) *
-         tokens_per_step;
-}
-
 double scaling_efficiency(double per_gpu_at_scale, double per_gpu_alone) {
   const auto usable = [](double v) { return std::isfinite(v) && v > 0; };
   if (!usable(per_gpu_at_scale) || !usable(per_gpu_alone)) return NAN;

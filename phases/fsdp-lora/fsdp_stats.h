@@ -1,13 +1,10 @@
 // The arithmetic behind the fsdp-lora phase's records, free of CUDA so the unit tests
 // (tests/unit/fsdp_lora) check it: the learning bound, medians of per-step figures, the share
-// of the all-gather time hidden behind compute, the FLOP count MFU divides by and the scaling
-// efficiency.
+// of the all-gather time hidden behind compute and the scaling efficiency. (The FLOP count MFU
+// divides by is qwen_config.h's training_flops_per_token.)
 #pragma once
 
-#include <cstdint>
 #include <vector>
-
-#include "fsdp-lora/qwen_config.h"
 
 namespace gpuaccept::fsdp {
 
@@ -23,11 +20,6 @@ double median_after(const std::vector<double>& values, int skip);
 // Percent of the gathers' time that the compute stream did not wait for: 100 (1 - exposed /
 // gather), clamped to [0, 100]; 100 when nothing was gathered (one rank).
 double hidden_percent(double gather_ms, double exposed_ms);
-
-// Hardware FLOPs of one optimizer step per GPU (qwen_config.h's training_flops_per_token times
-// the tokens it trains): what "hardware TFLOP/s" and MFU count.
-double step_flops(const QwenConfig& c, const LoraConfig& lora, int seq_len, bool recompute, RecomputeKeep keep,
-                  double tokens_per_step);
 
 // Scaling efficiency in percent: tokens/s per GPU at a scale against each GPU alone,
 // 100 x at_scale / alone; NaN when either is not a positive finite figure.

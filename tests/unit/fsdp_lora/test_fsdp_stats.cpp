@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "fsdp-lora/fsdp_stats.h"
+#include "fsdp-lora/qwen_config.h"
 
 using namespace gpuaccept::fsdp;
 
@@ -26,10 +27,9 @@ TEST_CASE("fsdp_stats: hidden share of the all-gathers", "[fsdp][stats]") {
   CHECK(hidden_percent(0, 0) == Approx(100));
 }
 
-TEST_CASE("fsdp_stats: step FLOPs are the per-token count times the tokens", "[fsdp][stats]") {
+TEST_CASE("fsdp_stats: the 7B shape's hardware FLOPs per token with recompute", "[fsdp][stats]") {
   LoraConfig lora;
   const double per_token = static_cast<double>(training_flops_per_token(qwen2_7b, lora, 4096, true, RecomputeKeep::attention));
-  CHECK(step_flops(qwen2_7b, lora, 4096, true, RecomputeKeep::attention, 8192) == Approx(per_token * 8192));
   // ~6 x 7B parameters per token plus attention: between 40 and 60 GFLOP.
   CHECK(per_token > 4e10);
   CHECK(per_token < 6e10);
