@@ -7,7 +7,7 @@
 //
 //   D (64 x 64, fp32) = A (64 x K, bf16) B^T (B: 64 x K, bf16), K = 64, as four
 //   wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 by one warpgroup (128 threads),
-//   both operands K-major in shared memory, against a CPU loop, in three layouts:
+//   operands in shared memory, against a CPU loop, in four layouts:
 //
 //   interleave, LBO=K   no swizzle: 8 x 8 "core matrices" (8 rows of 16 bytes, 128 B each);
 //                       core matrix (m/8, k/8) at ((m/8) * K/8 + k/8) * 128 B; the
@@ -19,7 +19,13 @@
 //   swizzle128          rows of 64 bf16 (128 B), 16-byte chunk c of row r stored at chunk
 //                       c ^ (r % 8), 8-row atoms of 1024 B (1024-byte aligned); SBO = 1024 B,
 //                       swizzle mode 1 (128 B), the k-step's 32 bytes added to the start
+//   swizzle128, B N-major  A as above; B stored the other way round, as P V's V is (keys x
+//                       head channels, channels contiguous): row k of 64 bf16 holds B[k][n] for
+//                       every n, the same XOR on its chunks; the instruction's trans-b = 1, SBO
+//                       = 1024 B (8 k-rows), LBO = 8 KB (the next 64 columns: unused at N = 64),
+//                       the k-step's two atoms (2048 B) added to the start
 //
+// (CUTLASS's GmmaDescriptor comments give the canonical layouts these follow.)
 // and then times the swizzle128 form in a loop on every SM (wgmma from shared memory only,
 // no loads) for the throughput such a kernel can reach, beside mma.sync's m16n8k16 on
 // ldmatrix fragments of the same tiles (what our kernels do).
@@ -49,15 +55,22 @@ namespace {
 using bf16 = __nv_bfloat16;
 constexpr int kM = 64, kN = 64, kK = 64;  // one tile; K = 4 wgmma k-steps of 16
 
-enum Layout { kInterleave = 0, kInterleaveSwapped = 1, kSwizzle128 = 2 };
+enum Layout { kInterleave = 0, kInterleaveSwapped = 1, kSwizzle128 = 2, kSwizzle128BnMajor = 3 };
 const char* layout_name(int l) {
-  return l == kInterleave ? "interleave, LBO=128 B along K" : l == kInterleaveSwapped ? "interleave, LBO/SBO swapped"
-                                                                                      : "swizzle128";
+  return l == kInterleave           ? "interleave, LBO=128 B along K"
+         : l == kInterleaveSwapped ? "interleave, LBO/SBO swapped"
+         : l == kSwizzle128        ? "swizzle128"
+                                   : "swizzle128, B N-major";
+}
+
+// Byte offset of B[k][n] stored N-major with the 128-byte swizzle (kSwizzle128BnMajor's B).
+__host__ __device__ inline int offset_bytes_n_major(int k, int n) {
+  return k * 128 + ((n / 8) ^ (k % 8)) * 16 + (n % 8) * 2;
 }
 
 // Byte offset of element (row, k) of a rows x kK K-major operand in each layout.
 __host__ __device__ inline int offset_bytes(int layout, int row, int k) {
-  if (layout == kSwizzle128) {
+  if (layout == kSwizzle128 || layout == kSwizzle128BnMajor) {
     const int chunk = (k / 8) ^ (row % 8);  // 16-byte chunks of a 128-byte row, XOR-swizzled
     return row * 128 + chunk * 16 + (k % 8) * 2;
   }
@@ -67,10 +80,15 @@ __host__ __device__ inline int offset_bytes(int layout, int row, int k) {
 
 // The matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading and
 // stride byte offsets (all >> 4, 14 bits each), base offset 0, swizzle mode in bits 62-63.
-__device__ inline std::uint64_t descriptor(const void* smem, int layout, int kstep) {
+__device__ inline std::uint64_t descriptor(const void* smem, int layout, int kstep, bool n_major = false) {
   auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
   std::uint64_t lbo, sbo, swizzle = 0;
-  if (layout == kSwizzle128) {
+  if (n_major) {
+    addr += kstep * 2048;  // 16 k-rows: two 8-row atoms of 1024 B
+    lbo = 8192;            // the next 64 columns (N > 64 only)
+    sbo = 1024;            // the next 8 k-rows
+    swizzle = 1;
+  } else if (layout == kSwizzle128 || layout == kSwizzle128BnMajor) {
     addr += kstep * 32;  // 16 bf16 of the 128-byte row; the hardware applies the XOR
     lbo = 16;            // unused for K-major swizzled operands; 1 (16 B) by convention
     sbo = 1024;          // 8 rows of 128 B
@@ -85,19 +103,21 @@ __device__ inline std::uint64_t descriptor(const void* smem, int layout, int kst
          (((sbo >> 4) & 0x3fff) << 32) | (swizzle << 62);
 }
 
-// d (the thread's 32 accumulators of the 64 x 64 tile) += A B^T for one k-step of 16.
+// d (the thread's 32 accumulators of the 64 x 64 tile) += A B^T for one k-step of 16 (kTransB:
+// B's descriptor is N-major).
+template <int kTransB = 0>
 __device__ inline void wgmma_m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      "%32, %33, p, 1, 1, 0, %35;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(accumulate));
+      : "l"(a), "l"(b), "r"(accumulate), "n"(kTransB));
 }
 __device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -111,17 +131,23 @@ __device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.sh
 __global__ void __launch_bounds__(128) tile_kernel(float* d, const bf16* a, const bf16* b, int layout) {
   __shared__ __align__(1024) unsigned char sa[kM * kK * 2];
   __shared__ __align__(1024) unsigned char sb[kN * kK * 2];
+  const bool n_major = layout == kSwizzle128BnMajor;
   for (int i = threadIdx.x; i < kM * kK; i += blockDim.x) {
-    const int row = i / kK, k = i % kK;
+    const int row = i / kK, k = i % kK;  // a[row][k]; b[n = row][k], i.e. B^T's
     *reinterpret_cast<bf16*>(sa + offset_bytes(layout, row, k)) = a[i];
-    *reinterpret_cast<bf16*>(sb + offset_bytes(layout, row, k)) = b[i];
+    *reinterpret_cast<bf16*>(sb + (n_major ? offset_bytes_n_major(k, row) : offset_bytes(layout, row, k))) = b[i];
   }
   fence_async_shared();
   __syncthreads();
   float acc[32];
   for (float& x : acc) x = 0.f;
   wgmma_fence();
-  for (int s = 0; s < kK / 16; ++s) wgmma_m64n64k16(acc, descriptor(sa, layout, s), descriptor(sb, layout, s), s > 0);
+  for (int s = 0; s < kK / 16; ++s) {
+    if (n_major)
+      wgmma_m64n64k16<1>(acc, descriptor(sa, layout, s), descriptor(sb, layout, s, true), s > 0);
+    else
+      wgmma_m64n64k16(acc, descriptor(sa, layout, s), descriptor(sb, layout, s), s > 0);
+  }
   wgmma_commit();
   wgmma_wait_all();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -243,7 +269,7 @@ int main() {
   CK(cudaMemcpy(da, a.data(), a.size() * sizeof(bf16), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(db, b.data(), b.size() * sizeof(bf16), cudaMemcpyHostToDevice));
   int unexpected = 0;
-  for (int layout : {kInterleave, kInterleaveSwapped, kSwizzle128}) {
+  for (int layout : {kInterleave, kInterleaveSwapped, kSwizzle128, kSwizzle128BnMajor}) {
     const bool expect_match = layout != kInterleaveSwapped;
     CK(cudaMemset(dd, 0xff, ref.size() * sizeof(float)));  // NaN: a place never written shows
     tile_kernel<<<1, 128>>>(dd, da, db, layout);
@@ -288,6 +314,6 @@ int main() {
                 kind == 0 ? "wgmma m64n64k16, operands from shared memory" : "mma.sync m16n8k16 on ldmatrix fragments",
                 flops / (ms * 1e-3) / 1e12, ctas, reps, ms);
   }
-  std::printf("wgmma-probe: %s (%d of 3 layouts not as expected)\n", unexpected == 0 ? "PASS" : "FAIL", unexpected);
+  std::printf("wgmma-probe: %s (%d of 4 layouts not as expected)\n", unexpected == 0 ? "PASS" : "FAIL", unexpected);
   return unexpected == 0 ? 0 : 1;
 }
