@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fsdp-lora/gpu/kernels.h"
+#include "wgmma.cuh"
 
 #define CK(x)                                                                                      \
   do {                                                                                             \
@@ -54,9 +55,9 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 // ---- primitives -----------------------------------------------------------------------------
 
-__device__ inline std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+namespace wg = gpuaccept::probes::wgmma;
+using wg::fence_async_shared;
+using wg::smem_addr;
 __device__ inline void copy_async16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
 }
@@ -65,10 +66,6 @@ template <int N>
 __device__ inline void wait_groups() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
-__device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ inline void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
 // A 64 x 128 tile (rows `ld` elements apart) into `dst` in the swizzled layout: element (r, d)
 // at (d / 64) * 8 KB + r * 128 + ((d % 64 / 8) ^ (r % 8)) * 16 + (d % 8) * 2 bytes.
@@ -80,8 +77,7 @@ __device__ inline void load_tile(unsigned char* dst, const bf16* src, std::size_
 }
 
 __device__ inline std::uint64_t desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
-  return (static_cast<std::uint64_t>(addr >> 4) & 0x3fff) | (static_cast<std::uint64_t>((lbo >> 4) & 0x3fff) << 16) |
-         (static_cast<std::uint64_t>((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);  // 128-byte swizzle
+  return wg::descriptor(addr, lbo, sbo, /*swizzle=*/1);  // 128-byte swizzle
 }
 // Q or K (K-major: the head channels are the reduction) for k-step s of 16 channels.
 __device__ inline std::uint64_t desc_k_major(const unsigned char* tile, int s) {
@@ -189,10 +185,10 @@ __global__ void __launch_bounds__(128) wgmma_attention_forward(bf16* y, float* l
     const unsigned char* sv = sk + kTileBytes;
 
     for (float& x : s) x = 0.f;
-    wgmma_fence();
+    wg::fence();
     wgmma_qk(s, sq, sk);
-    wgmma_commit();
-    wgmma_wait_all();
+    wg::commit();
+    wg::wait_all();
 
     if (kb == qb) {  // the diagonal block: keys after the query get -inf
 #pragma unroll
@@ -236,10 +232,10 @@ __global__ void __launch_bounds__(128) wgmma_attention_forward(bf16* y, float* l
       o[4 * j + 2] *= a1, o[4 * j + 3] *= a1;
     }
 
-    wgmma_fence();  // o and the packed P are written by this thread above
+    wg::fence();  // o and the packed P are written by this thread above
     wgmma_pv(o, s, sv);
-    wgmma_commit();
-    wgmma_wait_all();
+    wg::commit();
+    wg::wait_all();
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
 

@@ -41,6 +41,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "wgmma.cuh"
+
 #define CK(x)                                                                  \
   do {                                                                         \
     const cudaError_t e_ = (x);                                                \
@@ -78,11 +80,13 @@ __host__ __device__ inline int offset_bytes(int layout, int row, int k) {
   return core * 128 + (row % 8) * 16 + (k % 8) * 2;
 }
 
-// The matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading and
-// stride byte offsets (all >> 4, 14 bits each), base offset 0, swizzle mode in bits 62-63.
+namespace wg = gpuaccept::probes::wgmma;
+using wg::fence_async_shared;
+
+// The descriptor of `layout` (above) at k-step `kstep` of 16.
 __device__ inline std::uint64_t descriptor(const void* smem, int layout, int kstep, bool n_major = false) {
-  auto addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
-  std::uint64_t lbo, sbo, swizzle = 0;
+  std::uint32_t addr = wg::smem_addr(smem), lbo, sbo;
+  int swizzle = 0;
   if (n_major) {
     addr += kstep * 2048;  // 16 k-rows: two 8-row atoms of 1024 B
     lbo = 8192;            // the next 64 columns (N > 64 only)
@@ -95,12 +99,11 @@ __device__ inline std::uint64_t descriptor(const void* smem, int layout, int kst
     swizzle = 1;
   } else {
     addr += kstep * 2 * 128;  // two core matrices along K per k-step of 16
-    const std::uint64_t along_k = 128, along_m = (kK / 8) * 128;
+    const std::uint32_t along_k = 128, along_m = (kK / 8) * 128;
     lbo = layout == kInterleave ? along_k : along_m;
     sbo = layout == kInterleave ? along_m : along_k;
   }
-  return (static_cast<std::uint64_t>(addr >> 4) & 0x3fff) | (((lbo >> 4) & 0x3fff) << 16) |
-         (((sbo >> 4) & 0x3fff) << 32) | (swizzle << 62);
+  return wg::descriptor(addr, lbo, sbo, swizzle);
 }
 
 // d (the thread's 32 accumulators of the 64 x 64 tile) += A B^T for one k-step of 16 (kTransB:
@@ -119,11 +122,9 @@ __device__ inline void wgmma_m64n64k16(float (&d)[32], std::uint64_t a, std::uin
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(a), "l"(b), "r"(accumulate), "n"(kTransB));
 }
-__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ inline void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// Shared-memory writes by the threads made visible to the async proxy wgmma reads through.
-__device__ inline void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+using wg::commit;
+using wg::fence;
+using wg::wait_all;
 
 // One warpgroup: A and B (row-major, kK columns) into shared memory in `layout`, the four
 // k-steps, D written row-major. Thread t of warp w holds, for each 8-column block j, rows
@@ -141,15 +142,15 @@ __global__ void __launch_bounds__(128) tile_kernel(float* d, const bf16* a, cons
   __syncthreads();
   float acc[32];
   for (float& x : acc) x = 0.f;
-  wgmma_fence();
+  fence();
   for (int s = 0; s < kK / 16; ++s) {
     if (n_major)
       wgmma_m64n64k16<1>(acc, descriptor(sa, layout, s), descriptor(sb, layout, s, true), s > 0);
     else
       wgmma_m64n64k16(acc, descriptor(sa, layout, s), descriptor(sb, layout, s), s > 0);
   }
-  wgmma_commit();
-  wgmma_wait_all();
+  commit();
+  wait_all();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int j = 0; j < kN / 8; ++j)
     for (int e = 0; e < 4; ++e) {
@@ -172,11 +173,11 @@ __global__ void __launch_bounds__(128) wgmma_rate_kernel(float* sink, int reps) 
   float acc[32];
   for (float& x : acc) x = 0.f;
   for (int r = 0; r < reps; ++r) {
-    wgmma_fence();
+    fence();
     for (int s = 0; s < kK / 16; ++s)
       wgmma_m64n64k16(acc, descriptor(sa, kSwizzle128, s), descriptor(sb, kSwizzle128, s), 1);
-    wgmma_commit();
-    wgmma_wait_all();
+    commit();
+    wait_all();
   }
   float sum = 0.f;
   for (float x : acc) sum += x;
