@@ -18,6 +18,16 @@
 
 namespace gpuaccept::fsdp {
 
+namespace {
+
+// The AdamW moments a run of `ranks` ranks needs: with reduce_scatter over several ranks one
+// slice of the flat buffer of n (this rank's), else the whole buffer.
+std::size_t moments_for(std::size_t n, int ranks, bool scatter) {
+  return scatter && ranks > 1 ? lora_slice_stride(n, ranks, kLoraSliceAlign) : n;
+}
+
+}  // namespace
+
 FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
                          const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init,
                          int max_micro)
@@ -29,9 +39,10 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
       runtime_(runtime),
       init_(std::move(lora_init)),
       max_micro_(std::max(max_micro, config.grad_accum)),
-      optimizer_(config.grad_reduce == "reduce_scatter" && runtime.world().size() > 1
-                     ? lora_slice_stride(model.lora_layout().total(), runtime.world().size(), kLoraSliceAlign)
-                     : model.lora_layout().total()),
+      // Sized for the all-GPU run from the start: state()'s moment pointers (the checkpoint
+      // drill takes them before that run) then stay valid through it.
+      optimizer_(moments_for(model.lora_layout().total(), runtime.world().size(),
+                             config.grad_reduce == "reduce_scatter")),
       grad_reduce_(plan_lora_buckets(model.lora_layout().layer_starts(),
                                      static_cast<std::size_t>(config.bucket_mib * 1024 * 1024 / sizeof(float))),
                    model.lora_grads(), runtime),
@@ -63,8 +74,7 @@ std::vector<train::DeviceStateTensor> FsdpTrainer::state() {
 }
 
 std::size_t FsdpTrainer::moment_elements(int ranks) const {
-  const std::size_t n = model_.lora_layout().total();
-  return scatter_ && ranks > 1 ? lora_slice_stride(n, ranks, kLoraSliceAlign) : n;
+  return moments_for(model_.lora_layout().total(), ranks, scatter_);
 }
 
 void FsdpTrainer::state_restored() {

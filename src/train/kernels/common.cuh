@@ -125,5 +125,26 @@ __device__ inline void copy_bf16(bf16* dst, const bf16* src) {
   else
     dst[0] = src[0];
 }
+// W consecutive fp32: W == 8 is two 16-byte accesses (the caller has checked the alignment).
+template <int W>
+__device__ inline void load_f32(float (&x)[W], const float* p) {
+  static_assert(W == 1 || W == 8);
+  if constexpr (W == 8) {
+    const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
+    x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w, x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+  } else {
+    x[0] = p[0];
+  }
+}
+template <int W>
+__device__ inline void store_f32(float* p, const float (&x)[W]) {
+  static_assert(W == 1 || W == 8);
+  if constexpr (W == 8) {
+    reinterpret_cast<float4*>(p)[0] = make_float4(x[0], x[1], x[2], x[3]);
+    reinterpret_cast<float4*>(p)[1] = make_float4(x[4], x[5], x[6], x[7]);
+  } else {
+    p[0] = x[0];
+  }
+}
 
 }  // namespace gpuaccept::train::detail

@@ -1,11 +1,24 @@
 // Hopper's warpgroup matrix multiply (wgmma, sm_90a) for the probes of tests/gpu/probes/: the
-// shared-memory matrix descriptor and the fences around the asynchronous products. A Hopper
-// attention in the phase would move these to src/train/kernels/ beside tensor_core.cuh.
+// shared-memory matrix descriptor and the fences around the asynchronous products, and the
+// probes' CUDA call check. A Hopper attention in the phase would move the device part to
+// src/train/kernels/ beside tensor_core.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+// A failed CUDA runtime call: its text, the error and the place, and the probe ends.
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    const cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::printf("%s failed: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__);      \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
 
 namespace gpuaccept::probes::wgmma {
 

@@ -34,15 +34,6 @@
 #include "fsdp-lora/gpu/kernels.h"
 #include "wgmma.cuh"
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    const cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::printf("%s failed: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__);      \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
-
 namespace {
 
 using bf16 = __nv_bfloat16;

@@ -21,7 +21,9 @@ using train::detail::grid_for;
 using train::detail::kFullMask;
 using train::detail::kWarp;
 using train::detail::load_bf16;
+using train::detail::load_f32;
 using train::detail::store_bf16;
+using train::detail::store_f32;
 using train::detail::warp_max;
 using train::detail::warp_sum;
 

@@ -10,8 +10,7 @@
 // one product into the next without leaving registers.
 #pragma once
 
-#include <nvtx3/nvToolsExt.h>
-
+#include "cuda/nvtx_range.h"
 #include "fsdp-lora/gpu/kernels/common.cuh"
 #include "train/kernels/tensor_core.cuh"
 
@@ -206,13 +205,6 @@ inline void check_shape(const char* what, int B, int T, int NH, int NKV) {
   require(static_cast<long long>(B) * NH <= 0x7fffffffLL && T / kBlock <= 65535, "flash attention: grid too large");
 }
 
-// An NVTX range for the profilers (nsys), open for the object's lifetime.
-struct NvtxRange {
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 // The compiled kernel as the device sees it (cudaFuncGetAttributes, occupancy).
 template <typename Kernel>

@@ -43,13 +43,7 @@ __global__ void dropout_backward_fp32_kernel(float* __restrict__ dx, int dx_stri
     const std::uint64_t e0 = n * static_cast<std::uint64_t>(in) + c0;  // logical index, as the forward's
     float* o = dx + n * dx_stride + c0;
     float acc[W];
-    if constexpr (W == 8) {
-      const float4 lo = reinterpret_cast<const float4*>(o)[0], hi = reinterpret_cast<const float4*>(o)[1];
-      acc[0] = lo.x, acc[1] = lo.y, acc[2] = lo.z, acc[3] = lo.w, acc[4] = hi.x, acc[5] = hi.y, acc[6] = hi.z,
-      acc[7] = hi.w;
-    } else {
-      acc[0] = *o;
-    }
+    dd::load_f32<W>(acc, o);
     for (int t = 0; t < grads.count; ++t) {
       bool keep[W];
       if constexpr (W == 8) {
@@ -67,12 +61,7 @@ __global__ void dropout_backward_fp32_kernel(float* __restrict__ dx, int dx_stri
 #pragma unroll
       for (int k = 0; k < W; ++k) acc[k] = __fadd_rn(acc[k], __fmul_rn(g[k], keep[k] ? scale : 0.f));
     }
-    if constexpr (W == 8) {
-      reinterpret_cast<float4*>(o)[0] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-      reinterpret_cast<float4*>(o)[1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
-    } else {
-      *o = acc[0];
-    }
+    dd::store_f32<W>(o, acc);
   }
 }
 

@@ -18,25 +18,6 @@ using detail::check_launch;
 using detail::require;
 
 template <int W>
-__device__ inline void load_f32(float (&v)[W], const float* p) {
-  if constexpr (W == 8) {
-    const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
-    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
-  } else {
-    v[0] = p[0];
-  }
-}
-template <int W>
-__device__ inline void store_f32(float* p, const float (&v)[W]) {
-  if constexpr (W == 8) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-  } else {
-    p[0] = v[0];
-  }
-}
-
-template <int W>
 __global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, bf16* __restrict__ dx_bf16,
                                              const float* __restrict__ dout, const bf16* __restrict__ x,
                                              const bf16* __restrict__ w, const float* __restrict__ rstd, int N, int C,
@@ -50,7 +31,7 @@ __global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, bf16* __res
   float sum_gx = 0.f;  // sum_c g * xhat
   for (int c = lane * W; c < C; c += dd::kWarp * W) {
     float g[W], xv[W], wv[W];
-    load_f32<W>(g, dout + base + c);
+    dd::load_f32<W>(g, dout + base + c);
     dd::load_bf16<W>(xv, x + base + c);
     dd::load_bf16<W>(wv, w + c);
 #pragma unroll
@@ -60,17 +41,17 @@ __global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, bf16* __res
 
   for (int c = lane * W; c < C; c += dd::kWarp * W) {
     float g[W], xv[W], wv[W], d[W];
-    load_f32<W>(g, dout + base + c);
+    dd::load_f32<W>(g, dout + base + c);
     dd::load_bf16<W>(xv, x + base + c);
     dd::load_bf16<W>(wv, w + c);
-    if (accumulate) load_f32<W>(d, dx + base + c);
+    if (accumulate) dd::load_f32<W>(d, dx + base + c);
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       const float xhat = xv[k] * s;
       const float dk = s * (g[k] * wv[k] - xhat * mean_gx);
       d[k] = accumulate ? d[k] + dk : dk;
     }
-    store_f32<W>(dx + base + c, d);
+    dd::store_f32<W>(dx + base + c, d);
     if (dx_bf16 != nullptr) dd::store_bf16<W>(dx_bf16 + base + c, d);
   }
 }
