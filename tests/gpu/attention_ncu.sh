@@ -1,7 +1,7 @@
 #!/bin/bash
 # Nsight Compute on the flash attention kernels at Qwen2-7B's shape (B 2, T 4096, 28/4 heads of
 # 128), inside gpuaccept-fsdp-lora on one GPU (2 layers, no recompute, 3 steps): the first
-# launch each of the forward, the dK/dV and the dQ kernels, with the sections that say where a
+# launches of the forward (one a layer), then the dK/dV and the dQ kernels, with the sections that say where a
 # kernel's time goes (throughput against the GPU's peaks, warp stall reasons, occupancy).
 #   tests/gpu/attention_ncu.sh      -> $OUT/attention-ncu.txt   (after tests/gpu/prepare here)
 # SKIPs, saying why, where ncu is missing or the GPU's performance counters are not allowed.
@@ -29,7 +29,7 @@ fsdp_lora:
 YAML
 (unset SLURM_PROCID PMIX_NAMESPACE
  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout --kill-after=10 "${NCU_TIMEOUT:-240}" "$ncu" \
-   -k 'regex:flash_forward128|dkdv|dq_from_ds' -c 3 \
+   -k 'regex:flash_forward128|dkdv|dq_from_ds' -c 4 \
    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
    --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
    "$GPUACCEPT_BIN/gpuaccept-fsdp-lora" --config "$cfg" --results "$PWD/gpu-out/ncu-results" --run-id ncu \

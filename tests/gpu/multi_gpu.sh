@@ -47,13 +47,13 @@ ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars)
 VARIANTS=${VARIANTS:-"base fp32::grad_reduce=fp32 sms16::comm_sms=16"}
-# fsdp-lora's settings side by side (docs/performance.md): the defaults, then the attention
-# backward's variant 1 (the dQ kernel that recomputes P and dP: 7 products a tile against the
-# default's 5), recompute_keep attention (the default keeps the attention block: +3.0% on four
-# H100s), no recompute, and reduce_scatter (its all-reduce of the gradient norm and broadcast
+# fsdp-lora's settings side by side (docs/performance.md): the defaults, then the attention on
+# mma.sync (forward variant 1, backward variant 2: what GPUs other than H100/H200 run; the
+# defaults there are the wgmma variants), recompute_keep attention (the default keeps the
+# attention block: +3.0% on four H100s), no recompute, and reduce_scatter (its all-reduce of the gradient norm and broadcast
 # of the slices go through one hand-over to the communication stream since 2026-11-26).
 # Earlier lists: gather=nccl (the copy engine's gathers against NCCL's), prefetch_layers=2.
-FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 bwd1:GPUACCEPT_FLASH_BWD=1:layers=28 att::layers=28,recompute_keep=attention nr::layers=28,recompute=false rs::layers=28,grad_reduce=reduce_scatter"}
+FSDP_VARIANTS=${FSDP_VARIANTS:-"base::layers=28 mma:GPUACCEPT_FLASH_FWD=1,GPUACCEPT_FLASH_BWD=2:layers=28 att::layers=28,recompute_keep=attention nr::layers=28,recompute=false rs::layers=28,grad_reduce=reduce_scatter"}
 fsdp_lines='exit code|RESULT|tokens/s|memory +|equivalence|scaling|replicas|gather|gradient_check|learning|checkpoint_resume|verdict'
 echo "multi-gpu: $ngpu GPUs, steps: ${steps[*]}, deadline ${DEADLINE:-560} s"
 nvidia-smi --query-gpu=index,name,memory.total,power.limit --format=csv,noheader

@@ -148,14 +148,20 @@ FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots,
       T_(T),
       NH_(NH),
       NKV_(NKV),
-      bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants, kFlashBackwardDefault,
+      bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants, flash_backward_default_variant(),
                                  "backward")),
-      fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants, kFlashForwardDefault,
+      fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants, flash_forward_default_variant(),
                                  "forward")) {
   if (B < 1 || slots < 1 || !flash_attention_supported(T, NH, NKV, HD))
     throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={} slots={}: needs B >= 1, "
                                             "slots >= 1, HD = {}, T a positive multiple of {}, NH a multiple of NKV",
                                             B, T, NH, NKV, HD, slots, kFlashHeadDim, kFlashBlock));
+  if (!flash_backward_variant_available(bwd_variant_) || !flash_forward_variant_available(fwd_variant_))
+    throw std::invalid_argument(fmt::format("flash attention: backward variant {}, forward variant {}: the wgmma "
+                                            "variants (backward 3, forward 2) need an sm_90a build and a compute "
+                                            "capability 9.0 GPU (H100, H200); backward 0..2 and forward 0..1 run "
+                                            "elsewhere",
+                                            bwd_variant_, fwd_variant_));
   inputs_.resize(sz(slots));
   lse_ = DeviceBuffer<float>(sz(1LL * slots * B * NH * T));
   delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));

@@ -77,10 +77,10 @@ class GemmAttention final : public Attention {
 // backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
 // thread block, dq has its own pass. T % 64 == 0 (fsdp_config.h requires it of seq_len).
 // The backward's kernels are kernels.h's variant `bwd_variant` (0..kFlashBackwardVariants-1);
-// -1: the environment variable GPUACCEPT_FLASH_BWD, kFlashBackwardDefault where unset.
-// Variant 2 (the default) keeps a bf16 workspace of dS tiles (kernels.h).
+// -1: the environment variable GPUACCEPT_FLASH_BWD, flash_backward_default_variant() where unset.
+// Variants 2 and 3 (the defaults) keep a bf16 workspace of dS tiles (kernels.h).
 // The forward's kernel is kernels.h's forward variant `fwd_variant`; -1: GPUACCEPT_FLASH_FWD,
-// kFlashForwardDefault where unset.
+// flash_forward_default_variant() where unset.
 class FlashAttention final : public Attention {
  public:
   FlashAttention(int B, int T, int NH, int NKV, int HD, int slots = 1, int bwd_variant = -1, int fwd_variant = -1);

@@ -308,17 +308,21 @@ using fsdp::kFlashBlock;
 using fsdp::kFlashHeadDim;
 // Forward variants: 0, 64 queries a block, a warp on 16 rows; 1, 128 queries a block, a warp on
 // 32 rows (each K and V fragment feeds two row tiles: about half the shared-memory reads a
-// product), used where T % 128 == 0 (variant 0 elsewhere). On an H100 at B 2, T 4096, 28/4
-// heads (fsdp-model-tests, 2026-11-26): 0 1.005 ms (239 TFLOP/s), 1 0.804 ms (299 TFLOP/s), both
-// within the float64 loop's tolerances; 1 is the default (GPUACCEPT_FLASH_FWD=0 picks 0).
-inline constexpr int kFlashForwardVariants = 2;
-inline constexpr int kFlashForwardDefault = 1;
+// product), used where T % 128 == 0 (variant 0 elsewhere); 2, 64 queries a block on Hopper's
+// wgmma (flash_attention_forward_wgmma.cu), only where flash_forward_variant_available(2): an
+// sm_90a build on a compute capability 9.0 GPU. On an H100 at B 2, T 4096, 28/4 heads
+// (fsdp-model-tests, 2026-11-26 13:03 UTC): 0 0.92 ms, 1 0.74 ms, 2 0.53 ms, all within the
+// float64 loop's tolerances.
+// flash_forward_default_variant(): 2 where available, else 1 (GPUACCEPT_FLASH_FWD picks another).
+inline constexpr int kFlashForwardVariants = 3;
+bool flash_forward_variant_available(int variant);
+int flash_forward_default_variant();
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                             int NKV, cudaStream_t stream, int variant = kFlashForwardDefault);
+                             int NKV, cudaStream_t stream, int variant = flash_forward_default_variant());
 // y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
 // kernels (all deterministic, all to the same tolerances; flash_attention_backward.cu says
-// more). On an H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26): 0 3.63 ms, 1
-// 3.29 ms, 2 2.82 ms (the default, kFlashBackwardDefault; GPUACCEPT_FLASH_BWD picks another):
+// more). On an H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26 13:03 UTC): 0
+// 3.41 ms, 1 3.26 ms, 2 2.71 ms, 3 1.44 ms:
 //   0  dK/dV kernel (Q/dO double-buffered, 1 CTA/SM) + a dQ kernel (recomputes P and dS)
 //   1  dK/dV kernel single-buffered (2 CTAs/SM) + the dQ kernel
 //   2  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
@@ -326,15 +330,20 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
 //      shape's B 2, T 4096; memory_plan.cpp counts it), and a dQ kernel that only sums dS K
 //      from them: 5 products a tile instead of 7. Its dq, dk, dv are bitwise those of variant 0
 //      at the timing shape.
+//   3  as 2 with the dK/dV kernel on Hopper's wgmma (flash_attention_backward_wgmma.cu): only
+//      where flash_backward_variant_available(3), an sm_90a build on a compute capability 9.0
+//      GPU (H100, H200).
+// flash_backward_default_variant(): 3 where available, else 2 (GPUACCEPT_FLASH_BWD picks another).
 // (Variant 2 was numbered 4 until 2026-11-26, when two slower fused-dQ variants were removed.)
 // ds_workspace (16-byte aligned) is needed where flash_backward_stores_ds.
-inline constexpr int kFlashBackwardVariants = 3;
-inline constexpr int kFlashBackwardDefault = 2;
+inline constexpr int kFlashBackwardVariants = 4;
+bool flash_backward_variant_available(int variant);
+int flash_backward_default_variant();
 bool flash_backward_stores_ds(int variant);
 using fsdp::flash_backward_ds_workspace_elems;  // flash_attention_shape.h
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream, int variant = kFlashBackwardDefault,
+                              int NKV, cudaStream_t stream, int variant = flash_backward_default_variant(),
                               bf16* ds_workspace = nullptr);
 // The compiled kernels of forward variant `forward_variant` and of backward variant `variant` as the device sees them
 // (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
@@ -343,6 +352,7 @@ struct FlashKernelResources {
   const char* name;
   int threads, regs, static_smem, dynamic_smem, max_dynamic_smem, local_bytes, blocks_per_sm;
 };
-int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forward_variant = kFlashForwardDefault);
+int flash_kernel_resources(int variant, FlashKernelResources (&out)[3],
+                           int forward_variant = flash_forward_default_variant());
 
 }  // namespace gpuaccept::fsdp::gpu

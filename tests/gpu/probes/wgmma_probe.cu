@@ -97,25 +97,10 @@ __device__ inline std::uint64_t descriptor(const void* smem, int layout, int kst
   return wg::descriptor(addr, lbo, sbo, swizzle);
 }
 
-// d (the thread's 32 accumulators of the 64 x 64 tile) += A B^T for one k-step of 16 (kTransB:
-// B's descriptor is N-major).
-template <int kTransB = 0>
-__device__ inline void wgmma_m64n64k16(float (&d)[32], std::uint64_t a, std::uint64_t b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, %35;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(accumulate), "n"(kTransB));
-}
+using wg::mma_m64n64k16_ss;
 using wg::commit;
 using wg::fence;
-using wg::wait_all;
+using wg::wait;
 
 // One warpgroup: A and B (row-major, kK columns) into shared memory in `layout`, the four
 // k-steps, D written row-major. Thread t of warp w holds, for each 8-column block j, rows
@@ -136,12 +121,12 @@ __global__ void __launch_bounds__(128) tile_kernel(float* d, const bf16* a, cons
   fence();
   for (int s = 0; s < kK / 16; ++s) {
     if (n_major)
-      wgmma_m64n64k16<1>(acc, descriptor(sa, layout, s), descriptor(sb, layout, s, true), s > 0);
+      mma_m64n64k16_ss<1>(acc, descriptor(sa, layout, s), descriptor(sb, layout, s, true), s > 0);
     else
-      wgmma_m64n64k16(acc, descriptor(sa, layout, s), descriptor(sb, layout, s), s > 0);
+      mma_m64n64k16_ss(acc, descriptor(sa, layout, s), descriptor(sb, layout, s), s > 0);
   }
   commit();
-  wait_all();
+  wait<0>();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int j = 0; j < kN / 8; ++j)
     for (int e = 0; e < 4; ++e) {
@@ -166,9 +151,9 @@ __global__ void __launch_bounds__(128) wgmma_rate_kernel(float* sink, int reps) 
   for (int r = 0; r < reps; ++r) {
     fence();
     for (int s = 0; s < kK / 16; ++s)
-      wgmma_m64n64k16(acc, descriptor(sa, kSwizzle128, s), descriptor(sb, kSwizzle128, s), 1);
+      mma_m64n64k16_ss(acc, descriptor(sa, kSwizzle128, s), descriptor(sb, kSwizzle128, s), 1);
     commit();
-    wait_all();
+    wait<0>();
   }
   float sum = 0.f;
   for (float x : acc) sum += x;

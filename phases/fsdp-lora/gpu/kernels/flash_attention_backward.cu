@@ -11,9 +11,11 @@
 // No atomics anywhere: every value is summed in a fixed order, the same every run.
 // Variants (kernels.h, GPUACCEPT_FLASH_BWD via attention.h): the dK/dV kernel with Q/dO
 // double-buffered (0: 1 CTA/SM) or single-buffered (1: 2 CTAs/SM, <= 128 registers) and a dQ
-// kernel that computes P and dP again (seven products a tile in all); or (2, the default) the
-// single-buffered dK/dV kernel writing its dS^T tiles (bf16) to a workspace and a dQ kernel that
-// only sums dS K from them: five products a tile, no waits, the same order every run.
+// kernel that computes P and dP again (seven products a tile in all); or (2, the default off
+// Hopper) the single-buffered dK/dV kernel writing its dS^T tiles (bf16) to a workspace and a dQ
+// kernel that only sums dS K from them: five products a tile, no waits, the same order every
+// run; or (3, the default on an H100/H200) variant 2's two passes on Hopper's wgmma
+// (flash_attention_backward_wgmma.cu, sm_90a; this file's delta kernel runs first).
 // Two fused variants (dQ summed in the dK/dV kernel in key-block order through an fp32
 // workspace and per-tile counters) measured slower (4.16 and 3.78 ms against 3.35 on an H100,
 // 2026-11-25: the ordered sums wait on one another) and were removed on 2026-11-26.
@@ -66,14 +68,6 @@ constexpr int dkdv_shared_bytes() {
          kBuffers * kRowValuesCount * static_cast<int>(sizeof(float));
 }
 
-// Variant 2's workspace of dS^T tiles (bf16, 64 keys x 64 queries, row-major): per (b, query head),
-// the causal tiles (query block i, key block j <= i) at i (i + 1) / 2 + j, so that a query block's
-// tiles j = 0..i lie one after another.
-__device__ inline std::size_t ds_tile_offset(int bh, int blocks, int qb, int kb) {
-  const std::size_t tiles_per_head = static_cast<std::size_t>(blocks) * (blocks + 1) / 2;
-  return (static_cast<std::size_t>(bh) * tiles_per_head + static_cast<std::size_t>(qb) * (qb + 1) / 2 + kb) *
-         (kBlock * kBlock);
-}
 // The dS^T tile in shared memory (rows kPStride apart) to its place in the workspace.
 __device__ inline void store_ds_tile(bf16* dst, const bf16* sds) {
   for (int i = threadIdx.x; i < kBlock * kBlock / 8; i += blockDim.x) {
@@ -111,15 +105,15 @@ __global__ void __launch_bounds__(kDkdvThreads, kMinBlocks) flash_backward_dkdv_
   auto load_step = [&](int i, int buf) {
     const int h = step_head(i), qb = step_block(i);
     bf16* dst = sqdo + buf * 2 * kTile;
-    load_tile(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
-    load_tile(dst + kTile, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+    load_tile<kDkdvThreads>(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
+    load_tile<kDkdvThreads>(dst + kTile, dy + head_start(b, h, T, NH) + qb * qtile, qs);
     const std::size_t rows = (static_cast<std::size_t>(b) * NH + h) * T + static_cast<std::size_t>(qb) * kBlock;
     load_row_values(srow + buf * kRowValuesCount, lse + rows);
     load_row_values(srow + buf * kRowValuesCount + kBlock, delta + rows);
     commit();
   };
-  load_tile(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
-  load_tile(sv, v + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_tile<kDkdvThreads>(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  load_tile<kDkdvThreads>(sv, v + head_start(b, kvh, T, NKV) + kb * ktile, ks);
   load_step(0, 0);  // one group with k and v
 
   float dk_acc[8][4], dv_acc[8][4];  // keys r, r + 8 x head channels 64 half + (8n + 2t, +1)
@@ -283,12 +277,10 @@ __global__ void __launch_bounds__(kThreads, 3) flash_backward_dq_from_ds_kernel(
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sk = reinterpret_cast<bf16*>(smem);  // [buffer] K tile
   bf16* sds = sk + 2 * kTile;                 // [buffer] dS^T tile
-  const int b = blockIdx.x / NH, h = blockIdx.x % NH, kvh = h / (NH / NKV);
-  const int qb = gridDim.y - 1 - blockIdx.y, blocks = T / kBlock;
-  const int ks = NKV * kD;
-  const std::size_t ktile = static_cast<std::size_t>(kBlock) * ks;
-  const bf16* kh = k + head_start(b, kvh, T, NKV);
-  const bf16* dsq = ds + ds_tile_offset(blockIdx.x, blocks, qb, 0);  // this query block's tiles, j = 0..qb
+  const DsQueryBlock at = ds_query_block(ds, k, T, NH, NKV);
+  const int b = at.b, h = at.h, qb = at.qb, ks = at.ks;
+  const std::size_t ktile = at.ktile;
+  const bf16 *kh = at.kh, *dsq = at.dsq;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 
   load_tile(sk, kh, ks);
@@ -325,16 +317,16 @@ struct BackwardVariant {
 using Variant0 = BackwardVariant<2, 1, false>;  // double-buffered dK/dV, 1 CTA/SM; dQ kernel
 using Variant1 = BackwardVariant<1, 2, false>;  // single-buffered dK/dV, 2 CTAs/SM; dQ kernel
 using Variant2 = BackwardVariant<1, 2, true>;   // 1, writing dS^T; dQ from it (one product)
-static_assert(kFlashBackwardVariants == 3);
+static_assert(kFlashBackwardVariants == 4);      // 3: variant 2 with the dK/dV kernel on wgmma
 
-// f(Variant) for the variant numbered `variant`.
+// f(Variant) for the mma.sync variant numbered `variant` (0..2).
 template <typename F>
 void with_variant(int variant, F&& f) {
   switch (variant) {
     case 0: f(Variant0{}); break;
     case 1: f(Variant1{}); break;
     case 2: f(Variant2{}); break;
-    default: require(false, "flash attention: backward variant out of range (0..2)");
+    default: require(false, "flash attention: mma.sync backward variant out of range (0..2)");
   }
 }
 
@@ -343,11 +335,19 @@ void with_variant(int variant, F&& f) {
 
 using namespace flash;
 
-bool flash_backward_stores_ds(int variant) { return variant == 2; }
+bool flash_backward_stores_ds(int variant) { return variant == 2 || variant == 3; }
+
+bool flash_backward_variant_available(int variant) {
+  if (variant == 3) return flash_wgmma_available();
+  return variant >= 0 && variant < 3;
+}
+
+int flash_backward_default_variant() { return flash_backward_variant_available(3) ? 3 : 2; }
 
 int flash_kernel_resources(int variant, FlashKernelResources (&out)[3], int forward_variant) {
   int n = 0;
   out[n++] = forward_resources(forward_variant);
+  if (variant == 3) return n + flash_backward_wgmma_resources(out + n);
   with_variant(variant, [&](auto v) {
     using V = decltype(v);
     out[n++] = resources(V::stores_ds ? "dkdv_ds" : "dkdv", V::kernel, kDkdvThreads, V::kShared);
@@ -368,13 +368,15 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
                         static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
                         static_cast<const void*>(delta)})
     require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
-  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..2)");
+  require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..3)");
+  require(flash_backward_variant_available(variant),
+          "flash_attention_backward: variant 3 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   const bool stores_ds = flash_backward_stores_ds(variant);
   require(!stores_ds || (ds_workspace != nullptr && dd::aligned16(ds_workspace)),
-          "flash_attention_backward: variant 2 needs the dS workspace (flash_backward_ds_workspace_elems)");
+          "flash_attention_backward: variants 2 and 3 need the dS workspace (flash_backward_ds_workspace_elems)");
   static bool allowed[kFlashBackwardVariants] = {};
   if (!allowed[variant]) {
-    with_variant(variant, [](auto v) { allow_shared(decltype(v)::kernel, decltype(v)::kShared); });
+    if (variant != 3) with_variant(variant, [](auto v) { allow_shared(decltype(v)::kernel, decltype(v)::kShared); });
     allow_shared(flash_backward_dq_kernel, kDqShared);
     allow_shared(flash_backward_dq_from_ds_kernel, kDqFromDsShared);
     allowed[variant] = true;
@@ -384,6 +386,10 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
   const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
   attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dy, y, B, T, NH);
   check_launch("flash_attention_backward (delta)");
+  if (variant == 3) {  // both kernels on wgmma
+    launch_flash_backward_wgmma(dq, dk, dv, ds_workspace, q, k, v, dy, lse, delta, B, T, NH, NKV, scale, stream);
+    return;
+  }
   with_variant(variant, [&](auto vv) {
     using V = decltype(vv);
     const auto kernel = V::kernel;

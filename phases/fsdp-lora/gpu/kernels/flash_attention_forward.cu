@@ -5,7 +5,8 @@
 // key/value head per query head) are the model for these.
 //
 // Per (b, h) and block of queries (variant 0: 64, 4 warps x 16 rows; variant 1: 128, 4 warps x
-// 32 rows), over key blocks 0..own (those above the diagonal are skipped):
+// 32 rows; variant 2, flash_attention_forward_wgmma.cu: 64 on wgmma), over key blocks 0..own
+// (those above the diagonal are skipped):
 //   s = q k^T * scale;  m' = max(m, rowmax s);  p = exp(s - m');  l = l e^(m-m') + rowsum p;
 //   o = o e^(m-m') + p v;  at the end o /= l and lse = m + log l (kept for backward).
 #include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
@@ -17,88 +18,6 @@ namespace flash {
 // ---- forward -----------------------------------------------------------------------------
 // Shared memory: q, then k and v twice (the tile in use and the next one).
 constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
-
-// Online softmax of one 16-row tile's scores s (raw q k^T, 64 keys): rows g and g + 8 are
-// this thread's (running max m in log2 units of the scaled scores, this thread's share l of
-// the row sum). acc is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
-__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], float& m0, float& m1, float& l0,
-                                      float& l1, float scale_log2) {
-  float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
-    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
-  }
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and the
-  // rescale factors are 0.
-  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
-  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
-  m0 = n0;
-  m1 = n1;
-  float r0 = 0.f, r1 = 0.f;
-#pragma unroll
-  for (int n = 0; n < 8; ++n)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
-      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
-      r0 += s[n][j];
-      r1 += s[n][2 + j];
-    }
-  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
-  l1 = l1 * a1 + r1;
-#pragma unroll
-  for (int n = 0; n < 16; ++n) {
-    acc[n][0] *= a0, acc[n][1] *= a0;
-    acc[n][2] *= a1, acc[n][3] *= a1;
-  }
-}
-
-// The head and query block of a forward CTA: grid (B*NH, blocks), blockIdx.x = b*NH + h and
-// blockIdx.y the query block counted from the end (the longest rows start first, for a short
-// tail); its q rows and its key/value head's k and v (query head h reads kv head h / G).
-struct QueryBlock {
-  int b, h, qb;
-  int qs, ks;  // row strides of q (NH heads) and of k, v (NKV heads), elements
-  const bf16 *qh, *kh, *vh;
-  std::size_t qtile, ktile;  // elements between 64-row tiles of q and of k, v
-};
-__device__ inline QueryBlock query_block(const bf16* q, const bf16* k, const bf16* v, int T, int NH, int NKV) {
-  QueryBlock a;
-  a.b = blockIdx.x / NH;
-  a.h = blockIdx.x % NH;
-  const int kvh = a.h / (NH / NKV);
-  a.qb = gridDim.y - 1 - blockIdx.y;
-  a.qs = NH * kD;
-  a.ks = NKV * kD;
-  a.qh = q + head_start(a.b, a.h, T, NH);
-  a.kh = k + head_start(a.b, kvh, T, NKV);
-  a.vh = v + head_start(a.b, kvh, T, NKV);
-  a.qtile = static_cast<std::size_t>(kBlock) * a.qs;
-  a.ktile = static_cast<std::size_t>(kBlock) * a.ks;
-  return a;
-}
-
-// A 16-row tile's end: the quad's shares of the row sums added, o / l rounded to y (rows row0
-// and row0 + 8 of the head's rows, `ld` apart) and lse = m + log l in natural units of the
-// scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
-__device__ inline void finish_rows(bf16* y_head, int ld, float* lse_head, const float (&acc)[16][4], int row0, float m0,
-                                   float m1, float l0, float l1, int t) {
-  float sum[2] = {l0, l1};
-  for (float& x : sum) {
-    x += __shfl_xor_sync(0xffffffffu, x, 1);
-    x += __shfl_xor_sync(0xffffffffu, x, 2);
-  }
-  store_rows(y_head, ld, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
-  if (t == 0) {
-    lse_head[row0] = (m0 + log2f(sum[0])) / kLog2e;
-    lse_head[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
-  }
-}
 
 // grid (B*NH, T/64): query_block's layout.
 __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, float* lse, const bf16* q,
@@ -241,6 +160,7 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward128_kernel(bf16* y, 
 }
 
 FlashKernelResources forward_resources(int forward_variant) {
+  if (forward_variant == 2) return flash_forward_wgmma_resources();
   return forward_variant == 1 ? resources("forward128", flash_forward128_kernel, kThreads, kForward128Shared)
                               : resources("forward", flash_forward_kernel, kThreads, kForwardShared);
 }
@@ -249,14 +169,27 @@ FlashKernelResources forward_resources(int forward_variant) {
 
 using namespace flash;
 
+bool flash_forward_variant_available(int variant) {
+  if (variant == 2) return flash_wgmma_available();
+  return variant == 0 || variant == 1;
+}
+
+int flash_forward_default_variant() { return flash_forward_variant_available(2) ? 2 : 1; }
+
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                              int NKV, cudaStream_t stream, int variant) {
   check_shape("forward", B, T, NH, NKV);
   require(dd::aligned16(q) && dd::aligned16(k) && dd::aligned16(v) && dd::aligned16(y),
           "flash_attention_forward: q, k, v, y must be 16-byte aligned");
   require(variant >= 0 && variant < kFlashForwardVariants, "flash_attention_forward: no such forward variant");
+  require(flash_forward_variant_available(variant),
+          "flash_attention_forward: variant 2 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   NvtxRange range("flash_attention_forward");
   const float scale = 1.f / std::sqrt(static_cast<float>(kD));
+  if (variant == 2) {
+    launch_flash_forward_wgmma(y, lse, q, k, v, B, T, NH, NKV, scale * kLog2e, stream);
+    return;
+  }
   if (variant == 1 && T % kBlockM == 0) {
     static const bool allowed = (allow_shared(flash_forward128_kernel, kForward128Shared), true);
     (void)allowed;

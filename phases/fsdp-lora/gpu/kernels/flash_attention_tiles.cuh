@@ -1,7 +1,9 @@
-// The pieces the flash attention kernels share (private to flash_attention_forward.cu and
-// flash_attention_backward.cu; kernels.h gives the interface): the tile shape, loads into
-// shared memory, the warp-level tensor-core products on ldmatrix fragments, the causal mask,
-// and the host-side checks.
+// The pieces the flash attention kernels share (private to flash_attention_{forward,backward}.cu
+// and their wgmma variants, flash_attention_{forward,backward}_wgmma.cu; kernels.h gives the
+// interface): the tile shape, loads into shared memory, the warp-level tensor-core products on
+// ldmatrix fragments, the causal mask, the forward's online softmax, the dS workspace's layout,
+// and the host-side checks. (The wgmma kernels' own tiles and products: src/train/kernels/
+// wgmma.cuh.)
 //
 // The matrix products are tensor-core mma.sync m16n8k16 (bf16 in, fp32 accumulate) on
 // fragments loaded from shared memory with ldmatrix. Softmax runs in registers on the
@@ -39,12 +41,20 @@ using train::tc::mma;
 using train::tc::pack;
 using train::tc::wait;
 
-// A 64 x 128 tile (64 consecutive positions, rows `ld` elements apart) into shared memory.
+// A 64 x 128 tile (64 consecutive positions, rows `ld` elements apart) into shared memory by
+// the kBlockThreads threads of the block: thread x copies chunk x % 16 of rows x / 16 + n
+// kBlockThreads / 16, a fixed count, so the loop unrolls with no division a pass (the loop over
+// blockDim.x it replaces kept the ALU busy: wgmma.cuh's load_tile, 2026-11-26).
+template <int kBlockThreads = kThreads>
 __device__ inline void load_tile(bf16* dst, const bf16* src, int ld) {
-  for (int i = threadIdx.x; i < kBlock * kD / 8; i += blockDim.x) {
-    const int row = i / (kD / 8), col = (i % (kD / 8)) * 8;
-    copy_async16(dst + row * kStride + col, src + static_cast<std::size_t>(row) * ld + col);
-  }
+  static_assert(kBlock * kD / 8 % kBlockThreads == 0);
+  constexpr int kRowsPerPass = kBlockThreads / (kD / 8);
+  const int col = (static_cast<int>(threadIdx.x) % (kD / 8)) * 8, row = static_cast<int>(threadIdx.x) / (kD / 8);
+  bf16* d = dst + row * kStride + col;
+  const bf16* s = src + static_cast<std::size_t>(row) * ld + col;
+#pragma unroll
+  for (int n = 0; n < kBlock / kRowsPerPass; ++n)
+    copy_async16(d + n * kRowsPerPass * kStride, s + static_cast<std::size_t>(n) * kRowsPerPass * ld);
 }
 // 64 floats (one per row of a block).
 __device__ inline void load_row_values(float* dst, const float* src) {
@@ -178,6 +188,36 @@ __device__ inline std::size_t head_start(int b, int h, int T, int heads) {
   return (static_cast<std::size_t>(b) * T * heads + h) * kD;
 }
 
+// The dS workspace (backward variants 2 and 3) of dS^T tiles (bf16, 64 keys x 64 queries, row-major): per (b, query head),
+// the causal tiles (query block i, key block j <= i) at i (i + 1) / 2 + j, so that a query block's
+// tiles j = 0..i lie one after another.
+__device__ inline std::size_t ds_tile_offset(int bh, int blocks, int qb, int kb) {
+  const std::size_t tiles_per_head = static_cast<std::size_t>(blocks) * (blocks + 1) / 2;
+  return (static_cast<std::size_t>(bh) * tiles_per_head + static_cast<std::size_t>(qb) * (qb + 1) / 2 + kb) *
+         (kBlock * kBlock);
+}
+
+// The query block of a dQ-from-dS CTA (backward variants 2 and 3): grid (B*NH, blocks),
+// blockIdx.x = b*NH + h, blockIdx.y the query block from the end (the longest first); its key/value
+// head's K rows and its own dS^T tiles (key blocks 0..qb, one after another).
+struct DsQueryBlock {
+  int b, h, qb;
+  int ks;                // row stride of k (NKV heads), elements
+  std::size_t ktile;     // elements between 64-row tiles of k
+  const bf16 *kh, *dsq;  // the kv head's first K row; the block's first dS^T tile
+};
+__device__ inline DsQueryBlock ds_query_block(const bf16* ds, const bf16* k, int T, int NH, int NKV) {
+  DsQueryBlock a;
+  a.b = blockIdx.x / NH;
+  a.h = blockIdx.x % NH;
+  a.qb = gridDim.y - 1 - blockIdx.y;
+  a.ks = NKV * kD;
+  a.ktile = static_cast<std::size_t>(kBlock) * a.ks;
+  a.kh = k + head_start(a.b, a.h / (NH / NKV), T, NKV);
+  a.dsq = ds + ds_tile_offset(blockIdx.x, T / kBlock, a.qb, 0);
+  return a;
+}
+
 // Key/value blocks double-buffered in `skv` ([buffer][k, v]): block kb is in buffer kb % 2, and
 // while it is used block kb + 1 (up to `last`) loads into the other one. Returns block kb's
 // tiles (k, then v) once every thread can read them.
@@ -194,6 +234,90 @@ __device__ inline const bf16* next_kv_block(bf16* skv, const bf16* kh, const bf1
   }
   __syncthreads();
   return skv + (kb % 2) * 2 * kTile;
+}
+
+// ---- the forward's rows (flash_attention_forward.cu and its wgmma variant) ------------------
+
+// Online softmax of one 16-row tile's scores s (raw q k^T, 64 keys): rows g and g + 8 are
+// this thread's (running max m in log2 units of the scaled scores, this thread's share l of
+// the row sum). acc is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
+__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], float& m0, float& m1, float& l0,
+                                      float& l1, float scale_log2) {
+  float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and the
+  // rescale factors are 0.
+  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
+  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
+  m0 = n0;
+  m1 = n1;
+  float r0 = 0.f, r1 = 0.f;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
+      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
+      r0 += s[n][j];
+      r1 += s[n][2 + j];
+    }
+  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
+  l1 = l1 * a1 + r1;
+#pragma unroll
+  for (int n = 0; n < 16; ++n) {
+    acc[n][0] *= a0, acc[n][1] *= a0;
+    acc[n][2] *= a1, acc[n][3] *= a1;
+  }
+}
+
+// The head and query block of a forward CTA: grid (B*NH, blocks), blockIdx.x = b*NH + h and
+// blockIdx.y the query block counted from the end (the longest rows start first, for a short
+// tail); its q rows and its key/value head's k and v (query head h reads kv head h / G).
+struct QueryBlock {
+  int b, h, qb;
+  int qs, ks;  // row strides of q (NH heads) and of k, v (NKV heads), elements
+  const bf16 *qh, *kh, *vh;
+  std::size_t qtile, ktile;  // elements between 64-row tiles of q and of k, v
+};
+__device__ inline QueryBlock query_block(const bf16* q, const bf16* k, const bf16* v, int T, int NH, int NKV) {
+  QueryBlock a;
+  a.b = blockIdx.x / NH;
+  a.h = blockIdx.x % NH;
+  const int kvh = a.h / (NH / NKV);
+  a.qb = gridDim.y - 1 - blockIdx.y;
+  a.qs = NH * kD;
+  a.ks = NKV * kD;
+  a.qh = q + head_start(a.b, a.h, T, NH);
+  a.kh = k + head_start(a.b, kvh, T, NKV);
+  a.vh = v + head_start(a.b, kvh, T, NKV);
+  a.qtile = static_cast<std::size_t>(kBlock) * a.qs;
+  a.ktile = static_cast<std::size_t>(kBlock) * a.ks;
+  return a;
+}
+
+// A 16-row tile's end: the quad's shares of the row sums added, o / l rounded to y (rows row0
+// and row0 + 8 of the head's rows, `ld` apart) and lse = m + log l in natural units of the
+// scaled scores: ln(sum e^z) = (m + log2 l) / log2 e.
+__device__ inline void finish_rows(bf16* y_head, int ld, float* lse_head, const float (&acc)[16][4], int row0, float m0,
+                                   float m1, float l0, float l1, int t) {
+  float sum[2] = {l0, l1};
+  for (float& x : sum) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    x += __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  store_rows(y_head, ld, acc, row0, 1.f / sum[0], 1.f / sum[1], t);
+  if (t == 0) {
+    lse_head[row0] = (m0 + log2f(sum[0])) / kLog2e;
+    lse_head[row0 + 8] = (m1 + log2f(sum[1])) / kLog2e;
+  }
 }
 
 // ---- host side ---------------------------------------------------------------------------
@@ -229,5 +353,18 @@ inline FlashKernelResources resources(const char* name, Kernel kernel, int threa
 
 // The forward variant's kernel (flash_attention_forward.cu), for flash_kernel_resources.
 FlashKernelResources forward_resources(int forward_variant);
+
+// The kernels on Hopper's wgmma (built for sm_90a): whether this build and device can run them
+// (flash_attention_backward_wgmma.cu), forward variant 2 (flash_attention_forward_wgmma.cu),
+// backward variant 3's two kernels (flash_attention_backward_wgmma.cu: resources, 2 into out,
+// and their launch after the delta kernel, with variant 2's arguments and dS workspace).
+bool flash_wgmma_available();
+FlashKernelResources flash_forward_wgmma_resources();
+void launch_flash_forward_wgmma(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
+                                int NKV, float scale_log2, cudaStream_t stream);
+int flash_backward_wgmma_resources(FlashKernelResources* out);
+void launch_flash_backward_wgmma(bf16* dq, bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v,
+                                 const bf16* dy, const float* lse, const float* delta, int B, int T, int NH, int NKV,
+                                 float scale, cudaStream_t stream);
 
 }  // namespace gpuaccept::fsdp::gpu::flash
