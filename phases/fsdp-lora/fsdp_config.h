@@ -83,7 +83,8 @@ struct FsdpConfig {
   double equivalence_tolerance = 0.02;  // fsdp_lora.equivalence_tolerance: max |loss difference|, nats
   train::CheckpointConfig checkpoint;  // fsdp_lora.checkpoint.*: the training checkpoint's save, restore,
                                        // resume (train/checkpoint_config.h); not checkpoint_dir above
-  int scaling_steps = 6;            // fsdp_lora.scaling_steps: per scale; 0 = off
+  int scaling_steps = 12;           // fsdp_lora.scaling_steps: per scale, timing_skip's first steps
+                                    // untimed (as ddp.scaling_steps); 0 = off
   // Limits
   double step_timeout_s = 600;      // fsdp_lora.step_timeout_s: a step (or collective) that takes longer is a hang
   double peak_tflops = 0;           // fsdp_lora.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model
