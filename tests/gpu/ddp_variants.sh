@@ -30,7 +30,7 @@ case $PHASE in
     mapfile -t settings < <(sed -n '/^fsdp_lora:/,$p' tests/gpu/fsdp-gpu.yaml | tail -n +2 | sed 's/^  //' |
                             grep -vE '^(steps|timing_skip):')
     settings+=("steps: ${STEPS:-10}" "timing_skip: 3" "gradient_check: false")
-    full=("equivalence_steps: 2" "scaling_steps: 6") ;;
+    full=("equivalence_steps: 2" "scaling_steps: 12") ;;  # 9 timed after timing_skip 3
   *) echo "PHASE=$PHASE: ddp or fsdp-lora" >&2; exit 2 ;;
 esac
 [[ -n ${FULL:-} ]] || full=("equivalence_steps: 0" "scaling_steps: 0")
