@@ -668,8 +668,8 @@ void test_attention(int B, int T, int NH, int NKV, int HD) {
     // The other forward variants with the default backward (variant 1 needs T % 128 == 0).
     for (int fwd = 1; fwd < kg::kFlashForwardVariants; ++fwd)
       if (kg::flash_forward_variant_available(fwd))
-        impls.push_back(
-          std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, kg::flash_backward_default_variant(), fwd));
+        impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1,
+                                                             kg::flash_backward_default_variant(), fwd));
   }
   // bf16 outputs: one rounding (2^-9 relative) plus fp32 sums and bf16 P/dS in the products
   constexpr double kTolY = 1e-2, kTolGrad = 2e-2;
@@ -745,8 +745,8 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
         impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, variant, /*fwd=*/0));
     for (int fwd = 1; fwd < kg::kFlashForwardVariants; ++fwd)
       if (kg::flash_forward_variant_available(fwd))
-        impls.push_back(
-          std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1, kg::flash_backward_default_variant(), fwd));
+        impls.push_back(std::make_unique<kg::FlashAttention>(B, T, NH, NKV, HD, /*slots=*/1,
+                                                             kg::flash_backward_default_variant(), fwd));
   }
   std::vector<double> variant0[4];  // flash variant 0's (forward and backward) y, dq, dk, dv
   for (const auto& impl : impls) {

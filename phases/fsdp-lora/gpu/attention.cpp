@@ -148,10 +148,10 @@ FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots,
       T_(T),
       NH_(NH),
       NKV_(NKV),
-      bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants, flash_backward_default_variant(),
-                                 "backward")),
-      fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants, flash_forward_default_variant(),
-                                 "forward")) {
+      bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants,
+                                 flash_backward_default_variant(), "backward")),
+      fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants,
+                                 flash_forward_default_variant(), "forward")) {
   if (B < 1 || slots < 1 || !flash_attention_supported(T, NH, NKV, HD))
     throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={} slots={}: needs B >= 1, "
                                             "slots >= 1, HD = {}, T a positive multiple of {}, NH a multiple of NKV",

@@ -218,7 +218,8 @@ __device__ inline void load_ds_tile_swizzled(unsigned char* dst, const bf16* src
   unsigned char* d = dst + r * 128 + ((c ^ (r % 8)) * 16);
   const bf16* s = src + r * kBlock + c * 8;
 #pragma unroll
-  for (int n = 0; n < kBlock / kRowsPerPass; ++n) copy_async16(d + n * kRowsPerPass * 128, s + n * kRowsPerPass * kBlock);
+  for (int n = 0; n < kBlock / kRowsPerPass; ++n)
+    copy_async16(d + n * kRowsPerPass * 128, s + n * kRowsPerPass * kBlock);
 }
 
 __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_kernel(bf16* dq, const bf16* ds,

@@ -188,9 +188,9 @@ __device__ inline std::size_t head_start(int b, int h, int T, int heads) {
   return (static_cast<std::size_t>(b) * T * heads + h) * kD;
 }
 
-// The dS workspace (backward variants 2 and 3) of dS^T tiles (bf16, 64 keys x 64 queries, row-major): per (b, query head),
-// the causal tiles (query block i, key block j <= i) at i (i + 1) / 2 + j, so that a query block's
-// tiles j = 0..i lie one after another.
+// The dS workspace (backward variants 2 and 3) of dS^T tiles (bf16, 64 keys x 64 queries,
+// row-major): per (b, query head), the causal tiles (query block i, key block j <= i) at
+// i (i + 1) / 2 + j, so that a query block's tiles j = 0..i lie one after another.
 __device__ inline std::size_t ds_tile_offset(int bh, int blocks, int qb, int kb) {
   const std::size_t tiles_per_head = static_cast<std::size_t>(blocks) * (blocks + 1) / 2;
   return (static_cast<std::size_t>(bh) * tiles_per_head + static_cast<std::size_t>(qb) * (qb + 1) / 2 + kb) *
