@@ -91,7 +91,8 @@ __device__ inline std::uint64_t desc_k_major(const unsigned char* tile, int s) {
   return descriptor(smem_addr(tile) + (s / 4) * kHalfBytes + (s % 4) * 32, 16, 1024, 1);
 }
 // The tile read N-major at k-step s (rows 16s .. 16s + 15): LBO 8 KB is the next 64 columns,
-// SBO 1024 the next 8 rows.
+// SBO 1024 the next 8 rows. The same descriptor reads one 64-column half as an M-major A
+// (mma_m64n128k16_ss<1, ...>: the attention's dQ = dS K from staged dS^T tiles).
 __device__ inline std::uint64_t desc_n_major(const unsigned char* tile, int s) {
   return descriptor(smem_addr(tile) + s * 2048, kHalfBytes, 1024, 1);
 }
