@@ -358,7 +358,7 @@ void FsdpLoraPhase::train(const MemoryPlan& plan) {
               config_.micro_batch, config_.seq_len, config_.grad_accum, W,
               static_cast<double>(shards.rank_base_bytes()) / kGiB,
               static_cast<double>(weights->device_bytes() - shards.rank_base_bytes()) / kGiB,
-              static_cast<double>(model->device_bytes()) / kGiB, model->attention_name(), weights->gather_engine(),
+              static_cast<double>(model->device_bytes()) / kGiB, model->attention_description(), weights->gather_engine(),
               data->describe());
     // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed).
     const std::vector<float> lora_init =

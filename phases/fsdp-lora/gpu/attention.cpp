@@ -168,6 +168,14 @@ FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots,
   if (flash_backward_stores_ds(bwd_variant_)) ds_ws_ = DeviceBuffer<bf16>(flash_backward_ds_workspace_elems(B, T, NH));
 }
 
+std::string FlashAttention::describe() const {
+  const auto kernels = [](int variant, bool wgmma) {
+    return fmt::format("variant {}, {}", variant, wgmma ? "wgmma" : "mma.sync");
+  };
+  return fmt::format("flash (forward {}; backward {})", kernels(fwd_variant_, fwd_variant_ == 2),
+                     kernels(bwd_variant_, bwd_variant_ == 3));
+}
+
 std::size_t FlashAttention::device_bytes() const {
   return lse_.bytes() + delta_.bytes() + ds_ws_.bytes();
 }

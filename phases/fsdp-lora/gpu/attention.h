@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_handles.h"
@@ -32,6 +33,8 @@ class Attention {
   virtual void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) = 0;
   virtual std::size_t device_bytes() const = 0;
   virtual const char* name() const = 0;
+  // For the job log: the name and which kernels run (the flash variants differ by GPU).
+  virtual std::string describe() const { return name(); }
 };
 
 // Attention as batched matmuls around ddp's causal softmax kernels. The heads are made
@@ -91,6 +94,7 @@ class FlashAttention final : public Attention {
   void backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm& gemm, cudaStream_t stream) override;
   std::size_t device_bytes() const override;
   const char* name() const override { return "flash"; }
+  std::string describe() const override;  // "flash (forward variant 2, wgmma; backward variant 3, wgmma)"
 
  private:
   struct Inputs {

@@ -158,6 +158,7 @@ class QwenLoraModel {
 
   std::size_t device_bytes() const;
   const char* attention_name() const { return attention_->name(); }
+  std::string attention_description() const { return attention_->describe(); }
   long long naive_gemm_calls() const { return gemm_.naive_calls(); }
 
  private:
