@@ -19,6 +19,8 @@
 // g+8, columns 2t and 2t+1 -- the same places a 16x16 A operand wants them, so P goes from
 // one product into the next without leaving registers.
 #include "ddp/gpu/kernels/common.cuh"
+#include "train/kernels/attention_delta.cuh"
+#include "train/kernels/online_softmax.cuh"
 #include "train/kernels/tensor_core.cuh"
 
 namespace gpuaccept::ddp::gpu {
@@ -180,47 +182,8 @@ __device__ inline void store_rows(bf16* dst, int ld, const float (&acc)[8][4], i
 // Shared memory: q, then k and v twice (the tile in use and the next one).
 constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
 
-// Online softmax of one 16-row tile's scores s (raw q k^T) against key block kb: rows g and
-// g + 8 of the tile are this thread's r0 and r1 (their running max m, in log2 units of the
-// scaled scores, and this thread's share l of the row sum). The tile's output accumulator is
-// rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
-__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[8][4], float& m0, float& m1, float& l0,
-                                      float& l1, float scale_log2) {
-  float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
-    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
-  }
-  // The four threads of a quad hold one row between them.
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and
-  // the rescale factors are 0.
-  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
-  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
-  m0 = n0;
-  m1 = n1;
-  float r0 = 0.f, r1 = 0.f;
-#pragma unroll
-  for (int n = 0; n < 8; ++n)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
-      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
-      r0 += s[n][j];
-      r1 += s[n][2 + j];
-    }
-  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
-  l1 = l1 * a1 + r1;
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    acc[n][0] *= a0, acc[n][1] *= a0;
-    acc[n][2] *= a1, acc[n][3] *= a1;
-  }
-}
+// online_softmax: src/train/kernels/online_softmax.cuh (shared with fsdp-lora).
+using train::tc::online_softmax;
 
 // Causal mask of a diagonal block, for a thread's rows r0 and r0 + 8 (counted from the
 // block's first row) and its columns of a 16 x 64 accumulator. kAfterRow: the columns after
@@ -455,31 +418,6 @@ __global__ void __launch_bounds__(kThreads) flash_backward_dq_kernel(bf16* dq, H
   store_rows(dq + head_base(lg, NH), lg.row, dq_acc[0], row0, scale, scale, t);
 }
 
-// delta[b,h,t] = sum_d dout[b,t,h,d] * out[b,t,h,d], both in the (B, T, NH, HS) layout the
-// attention output has before its projection. Eight lanes per (b, t, h) row of 64, 16 bytes
-// each from both tensors: wide loads keep enough bytes in flight to stream at HBM speed.
-constexpr int kDeltaLanes = kD / 8;
-__global__ void attention_delta_kernel(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH) {
-  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long item = thread / kDeltaLanes;
-  const bool inside = item < static_cast<long long>(B) * T * NH;  // every lane joins the shuffles
-  float v = 0.f;
-  if (inside) {
-    const std::size_t at = static_cast<std::size_t>(item) * kD + (thread % kDeltaLanes) * 8;  // rows are consecutive
-    float x[8], y[8];
-    detail::load_bf16<8>(x, dout + at);
-    detail::load_bf16<8>(y, out + at);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) v = fmaf(x[i], y[i], v);
-  }
-  for (int offset = kDeltaLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  if (inside && thread % kDeltaLanes == 0) {
-    const int h = static_cast<int>(item % NH);
-    const long long bt = item / NH;
-    const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
-    delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = v;
-  }
-}
 
 void check_shape(const char* what, int BH, int T, int HS) {
   require(HS == kD, "flash attention: the head size must be 64");
@@ -512,8 +450,8 @@ void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int
                      cudaStream_t stream) {
   require(HS == kD, "attention_delta: the head size must be 64");
   require(aligned16(dout) && aligned16(out), "attention_delta: dout and out must be 16-byte aligned");
-  const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
-  attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dout, out, B, T, NH);
+  // delta = rowsum(dout o out): src/train/kernels/attention_delta.cuh, shared with fsdp-lora.
+  train::detail::launch_attention_delta<kD>(delta, dout, out, B, T, NH, stream);
   check_launch("attention_delta");
 }
 

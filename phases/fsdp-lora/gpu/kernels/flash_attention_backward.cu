@@ -20,36 +20,12 @@
 // workspace and per-tile counters) measured slower (4.16 and 3.78 ms against 3.35 on an H100,
 // 2026-11-25: the ordered sums wait on one another) and were removed on 2026-11-26.
 #include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
+#include "train/kernels/attention_delta.cuh"
 
 namespace gpuaccept::fsdp::gpu {
 
 namespace flash {
 namespace {
-
-// ---- backward: delta ---------------------------------------------------------------------
-// delta[b,h,t] = sum_d dy[b,t,h,d] * y[b,t,h,d]. 16 lanes per row of 128, 16 bytes each.
-constexpr int kDeltaLanes = kD / 8;
-__global__ void attention_delta_kernel(float* delta, const bf16* dy, const bf16* y, int B, int T, int NH) {
-  const long long thread = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long item = thread / kDeltaLanes;  // (b, t, h)
-  const bool inside = item < static_cast<long long>(B) * T * NH;  // every lane joins the shuffles
-  float acc = 0.f;
-  if (inside) {
-    const std::size_t at = static_cast<std::size_t>(item) * kD + (thread % kDeltaLanes) * 8;
-    float x[8], w[8];
-    dd::load_bf16<8>(x, dy + at);
-    dd::load_bf16<8>(w, y + at);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) acc = fmaf(x[i], w[i], acc);
-  }
-  for (int offset = kDeltaLanes / 2; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
-  if (inside && thread % kDeltaLanes == 0) {
-    const int h = static_cast<int>(item % NH);
-    const long long bt = item / NH;
-    const int tt = static_cast<int>(bt % T), b = static_cast<int>(bt / T);
-    delta[(static_cast<std::size_t>(b) * NH + h) * T + tt] = acc;
-  }
-}
 
 // ---- backward: dK, dV -----------------------------------------------------------------------
 // One CTA per (b, kv head, block of 64 keys), looping over the G query heads of the group and,
@@ -182,13 +158,7 @@ __device__ inline void mma_tsb(float (&acc)[ND][4], const bf16* a_cols, const bf
   for (int kk = 0; kk < kBlock / 16; ++kk) {
     uint32_t a[4];
     ldmatrix_x4_trans(a, a_cols + (kk * 16 + lane % 8 + (lane / 16) * 8) * kPStride + ((lane / 8) % 2) * 8);
-#pragma unroll
-    for (int d2 = 0; d2 < ND / 2; ++d2) {
-      uint32_t f[4];
-      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
-      mma(acc[2 * d2], a, f[0], f[1]);
-      mma(acc[2 * d2 + 1], a, f[2], f[3]);
-    }
+    mma_b_rows(acc, a, b, kk, lane);
   }
 }
 
@@ -383,8 +353,7 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
   }
   NvtxRange range("flash_attention_backward");
   const float scale = 1.f / std::sqrt(static_cast<float>(kD));
-  const long long threads = static_cast<long long>(B) * T * NH * kDeltaLanes;
-  attention_delta_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(delta, dy, y, B, T, NH);
+  train::detail::launch_attention_delta<kD>(delta, dy, y, B, T, NH, stream);  // rowsum(dy o y)
   check_launch("flash_attention_backward (delta)");
   if (variant == 3) {  // both kernels on wgmma
     launch_flash_backward_wgmma(dq, dk, dv, ds_workspace, q, k, v, dy, lse, delta, B, T, NH, NKV, scale, stream);

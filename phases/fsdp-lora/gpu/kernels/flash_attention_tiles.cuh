@@ -14,6 +14,7 @@
 
 #include "cuda/nvtx_range.h"
 #include "fsdp-lora/gpu/kernels/common.cuh"
+#include "train/kernels/online_softmax.cuh"
 #include "train/kernels/tensor_core.cuh"
 
 namespace gpuaccept::fsdp::gpu::flash {
@@ -108,6 +109,20 @@ __device__ inline void mma_abt_smem(float (&acc)[NF][4], const bf16* a_rows, con
   }
 }
 
+// acc (16 x 8ND) += a (one 16 x 16 A fragment: k-step kk) * B's rows 16 kk .. 16 kk + 15 of a
+// tile (rows are the inner dimension) from `b` on, its 8ND columns from b's on: the B side that
+// mma_pb, mma_sb and the backward's mma_tsb share, whichever way their A fragment is made.
+template <int ND>
+__device__ inline void mma_b_rows(float (&acc)[ND][4], const uint32_t (&a)[4], const bf16* b, int kk, int lane) {
+#pragma unroll
+  for (int d2 = 0; d2 < ND / 2; ++d2) {
+    uint32_t f[4];
+    ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
+    mma(acc[2 * d2], a, f[0], f[1]);
+    mma(acc[2 * d2 + 1], a, f[2], f[3]);
+  }
+}
+
 // acc (16 x 8ND) += p (16 x 8NK, accumulators turned A operands) * B, B the NK*8 rows of a
 // tile (rows are the inner dimension) from `b` on, its columns from b's on.
 template <int NK, int ND>
@@ -119,13 +134,7 @@ __device__ inline void mma_pb(float (&acc)[ND][4], const float (&p)[NK][4], cons
     a[1] = pack(p[2 * kk][2], p[2 * kk][3]);
     a[2] = pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
     a[3] = pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
-#pragma unroll
-    for (int d2 = 0; d2 < ND / 2; ++d2) {
-      uint32_t f[4];
-      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
-      mma(acc[2 * d2], a, f[0], f[1]);
-      mma(acc[2 * d2 + 1], a, f[2], f[3]);
-    }
+    mma_b_rows(acc, a, b, kk, lane);
   }
 }
 // acc (16 x 8ND) += A (16 x 64 bf16 in shared memory, rows kPStride apart, `a_rows` at the
@@ -136,13 +145,7 @@ __device__ inline void mma_sb(float (&acc)[ND][4], const bf16* a_rows, const bf1
   for (int kk = 0; kk < kBlock / 16; ++kk) {
     uint32_t a[4];
     ldmatrix_x4(a, a_rows + (lane % 16) * kPStride + kk * 16 + (lane / 16) * 8);
-#pragma unroll
-    for (int d2 = 0; d2 < ND / 2; ++d2) {
-      uint32_t f[4];
-      ldmatrix_x4_trans(f, b + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kStride + d2 * 16 + (lane / 16) * 8);
-      mma(acc[2 * d2], a, f[0], f[1]);
-      mma(acc[2 * d2 + 1], a, f[2], f[3]);
-    }
+    mma_b_rows(acc, a, b, kk, lane);
   }
 }
 
@@ -238,45 +241,8 @@ __device__ inline const bf16* next_kv_block(bf16* skv, const bf16* kh, const bf1
 
 // ---- the forward's rows (flash_attention_forward.cu and its wgmma variant) ------------------
 
-// Online softmax of one 16-row tile's scores s (raw q k^T, 64 keys): rows g and g + 8 are
-// this thread's (running max m in log2 units of the scaled scores, this thread's share l of
-// the row sum). acc is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
-__device__ inline void online_softmax(float (&s)[8][4], float (&acc)[16][4], float& m0, float& m1, float& l0,
-                                      float& l1, float scale_log2) {
-  float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
-    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
-  }
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-  // Every row sees key 0, so after the first block m is finite; before it, m = -inf and the
-  // rescale factors are 0.
-  const float n0 = fmaxf(m0, mx0 * scale_log2), n1 = fmaxf(m1, mx1 * scale_log2);
-  const float a0 = exp2f(m0 - n0), a1 = exp2f(m1 - n1);
-  m0 = n0;
-  m1 = n1;
-  float r0 = 0.f, r1 = 0.f;
-#pragma unroll
-  for (int n = 0; n < 8; ++n)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      s[n][j] = exp2f(fmaf(s[n][j], scale_log2, -m0));  // masked scores are -inf: p = 0
-      s[n][2 + j] = exp2f(fmaf(s[n][2 + j], scale_log2, -m1));
-      r0 += s[n][j];
-      r1 += s[n][2 + j];
-    }
-  l0 = l0 * a0 + r0;  // the quad adds its shares at the end
-  l1 = l1 * a1 + r1;
-#pragma unroll
-  for (int n = 0; n < 16; ++n) {
-    acc[n][0] *= a0, acc[n][1] *= a0;
-    acc[n][2] *= a1, acc[n][3] *= a1;
-  }
-}
+// online_softmax: src/train/kernels/online_softmax.cuh (shared with ddp).
+using train::tc::online_softmax;
 
 // The head and query block of a forward CTA: grid (B*NH, blocks), blockIdx.x = b*NH + h and
 // blockIdx.y the query block counted from the end (the longest rows start first, for a short
