@@ -897,6 +897,19 @@ int main(int argc, char** argv) {
   }
 
   if (!cpu_only) {
+    // The attention tests below skip the variants this build and GPU cannot run; on an H100 or
+    // H200 the wgmma ones must be among those run (a build that lost sm_90a would otherwise pass
+    // without them).
+    guarded("attention", "wgmma_variants", [&] {
+      cudaDeviceProp prop{};
+      GPUACCEPT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+      const bool hopper = prop.major == 9 && prop.minor == 0;
+      const bool available = kg::flash_forward_variant_available(2) && kg::flash_backward_variant_available(3);
+      check_line("attention_wgmma_variants", prop.name,
+                 std::string("compute=") + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                     " available=" + (available ? "1" : "0"),
+                 available == hopper);
+    });
     // Attention alone: T not a multiple of 128 (192), GQA groups of 2 and of 7 (Qwen2-7B's 28/4)
     for (const auto& [B, T, NH, NKV] : {std::array<int, 4>{2, 64, 4, 2}, std::array<int, 4>{2, 192, 4, 2},
                                         std::array<int, 4>{1, 128, 28, 4}, std::array<int, 4>{2, 256, 4, 4},
