@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_handles.h"
 #include "cuda/rank_device.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
@@ -49,27 +50,65 @@ class FsdpLoraPhase {
   void run();
 
  private:
-  void run_checks();
   PhaseContext& ctx_;
   World& world_;
   const FsdpConfig& config_;
   ResultWriter& results_;
   RankDevice device_;
   std::string stage_ = "setup";
-  const FsdpTrainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 
   // fsdp_lora.checkpoint_dir's checkpoint, opened and checked before any GPU work; empty: the
   // random base.
   std::optional<train::SafetensorsCheckpoint> base_checkpoint_;
 
+  // What the training stages (3-6) build on the GPU. Members, not a stage's locals, so that
+  // after a fault they outlive the stage that threw and are never freed (abandon_gpu_objects():
+  // a kernel that ignored the abort would make cudaFree wait forever; the process ends soon
+  // after).
+  std::unique_ptr<RankRuntime> rt_;
+  std::unique_ptr<train::TokenSource> data_;
+  std::unique_ptr<CudaStream> init_stream_;         // filling and checksumming bases
+  std::unique_ptr<gpu::FsdpWeights> weights_;       // the base sharded over all ranks
+  std::unique_ptr<gpu::QwenLoraModel> model_;
+  std::unique_ptr<FsdpTrainer> trainer_;  // while it exists: its run in progress, for a fault's record
+  std::unique_ptr<FsdpSummary> summary_;
+  std::unique_ptr<gpu::FsdpWeights> whole_;         // the whole base on this GPU: equivalence, single_gpu
+  std::unique_ptr<gpu::FsdpWeights> node_weights_;  // the base sharded over this node's ranks
+  std::shared_ptr<NcclComm> node_comm_;             // after a fault it is aborted before it is dropped
+  // The checkpoint drill (train/checkpoint_drill.h): its pinned staging buffer must not be freed
+  // after a fault either (cudaFreeHost waits for the device, stuck behind a hung rank's collective).
+  std::unique_ptr<train::CheckpointDrill> drill_;
+  std::uint64_t base_before_ = 0;  // the frozen base's checksum before training: must not change
+
+  void run_checks();
   void open_base_checkpoint();
-  void fill_base(gpu::FsdpWeights& weights, cudaStream_t stream, const std::string& what);
+  void fill_base(gpu::FsdpWeights& weights, const std::string& what);
   void skip_all(const std::string& why);
   train::CheckpointManifest checkpoint_header() const;
   void summarize();
   bool check_memory_plan(const MemoryPlan& plan);
-  void gradient_check(RankRuntime& rt);
+  void gradient_check();
+
+  // The training stages, in the order train() runs them.
   void train(const MemoryPlan& plan);
+  void start_training();
+  void map_peer_shards();
+  void unmap_peer_shards();
+  FsdpTrainSpec all_gpus_spec() const;
+  FsdpRun train_on_all_gpus(const MemoryPlan& plan);
+  void resume_from_checkpoint(const FsdpRun& main_run);
+  std::string place_whole_base();
+  void replay_on_one_gpu(const LoraSnapshot& sharded, const std::string& no_room);
+  void measure_scaling(const std::string& no_room);
+  void run_each_node();
+  void abandon_gpu_objects();
+
+  // Equivalence: the all-GPU run's first steps against rank 0 alone replaying every rank's
+  // micro-batches; scaling: the all-GPU run against each GPU alone and each node.
+  int equivalence_steps() const { return std::min(config_.equivalence_steps, config_.steps); }
+  bool equivalence() const { return world_.size() > 1 && equivalence_steps() > 0; }
+  bool scaling() const { return world_.size() > 1 && config_.scaling_steps > 0; }
+
   // rank_room.h's collective checks with fsdp_lora.memory_headroom_gib.
   std::string room_for(std::uint64_t bytes, const std::string& what) {
     return gpu_room_for(world_, bytes, config_.memory_headroom_gib, what);
@@ -77,11 +116,10 @@ class FsdpLoraPhase {
   std::string host_room_for(std::uint64_t bytes, const std::string& what) {
     return fsdp::host_room_for(world_, bytes, config_.memory_headroom_gib, what);
   }
-  struct BaseBytes {
-    std::uint64_t gpu = 0, host_pinned = 0;
-  };
-  BaseBytes base_bytes(const ShardPlan& plan) const;
-  void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
+  BaseFootprint base_bytes(const ShardPlan& plan) const {
+    return base_footprint(plan, config_.prefetch_layers, config_.offload_cpu());
+  }
+  void handle_fault(const std::string& what, const Fault* fault);
 };
 
 // What a checkpoint must match to be resumed by this configuration: the model, its LoRA and
@@ -125,7 +163,8 @@ void FsdpLoraPhase::open_base_checkpoint() {
 
 // The frozen base into `weights`: from the checkpoint (each rank reading its own pieces, a
 // progress line a region from rank 0) or the seed's random weights.
-void FsdpLoraPhase::fill_base(gpu::FsdpWeights& weights, cudaStream_t stream, const std::string& what) {
+void FsdpLoraPhase::fill_base(gpu::FsdpWeights& weights, const std::string& what) {
+  cudaStream_t stream = *init_stream_;
   if (!base_checkpoint_) {
     weights.init_random(config_.seed, stream);
     return;
@@ -238,9 +277,9 @@ bool FsdpLoraPhase::check_memory_plan(const MemoryPlan& plan) {
   return refused.empty();
 }
 
-void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
+void FsdpLoraPhase::gradient_check() {
   stage_ = "gradient check";
-  const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt.world_comm().get(),
+  const FsdpGradientCheck g = run_fsdp_gradient_check(config_.seed, world_.rank(), world_.size(), rt_->world_comm().get(),
                                                      config_.recompute, config_.offload_cpu());
   const LoraTensorError& worst = g.worst();
   const double loss_err = std::abs(g.loss_gpu - g.loss_cpu);
@@ -268,352 +307,365 @@ void FsdpLoraPhase::gradient_check(RankRuntime& rt) {
   log_rank0("fsdp-lora: gradient check {}: {}", ok ? "PASS" : "FAIL", message);
 }
 
+// Stages 2-6 (fsdp_lora_run.h), each a function below in this order. Any fault (a rank that dies
+// or hangs, a failed CUDA or NCCL call) ends them all the same way: the other ranks are told, what
+// was measured stays recorded, and the GPU objects are left as they are.
 void FsdpLoraPhase::train(const MemoryPlan& plan) {
-  const QwenConfig model_config = config_.model_config();
-  const int W = world_.size(), rank = world_.rank();
-  // Owned out here so that after a fault they outlive the try block, and are never freed (a
-  // kernel that ignored the abort would make cudaFree wait forever; the process ends soon after).
-  std::unique_ptr<RankRuntime> rt;
-  std::unique_ptr<gpu::FsdpWeights> weights;
-  std::unique_ptr<gpu::QwenLoraModel> model;
-  std::unique_ptr<FsdpTrainer> trainer;
-  std::unique_ptr<gpu::FsdpWeights> whole;        // the whole base on this GPU: equivalence, single_gpu
-  std::unique_ptr<gpu::FsdpWeights> node_weights;  // the base sharded over this node's ranks
-  std::shared_ptr<NcclComm> node_comm;  // out here: after a fault it is aborted before it is dropped
-  // The checkpoint drill (train/checkpoint_drill.h): its pinned staging buffer must not be freed
-  // after a fault either (cudaFreeHost waits for the device, stuck behind a hung rank's collective).
-  std::unique_ptr<train::CheckpointDrill> drill;
-  const auto abandon = [&] {
-    (void)drill.release();
-    (void)trainer.release();
-    (void)model.release();
-    (void)weights.release();
-    (void)whole.release();
-    (void)node_weights.release();
-    (void)rt.release();
-  };
-  const int accum = config_.grad_accum;
-  // Equivalence: the all-GPU run's first steps against rank 0 alone replaying every rank's
-  // micro-batches; scaling: the all-GPU run against each GPU alone and each node.
-  const int equivalence_steps = std::min(config_.equivalence_steps, config_.steps);
-  const bool equivalence = W > 1 && equivalence_steps > 0;
-  const bool scaling = W > 1 && config_.scaling_steps > 0;
   try {
-    stage_ = "initialisation";
-    const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
-    rt = train::open_training_runtime(world_, results_, "fsdp-lora", device_.index, deadlines, stage_);
-    ncclComm_t comm = W > 1 ? rt->world_comm().get() : nullptr;
-
-    // 2. Gradient check through the FSDP path.
-    {
-      auto guard = rt->guard({"fsdp-lora gradient check", all_ranks(W), -1}, config_.step_timeout_s);
-      if (config_.gradient_check) gradient_check(*rt);
-      else results_.check("gradient_check", Status::Skip, "fsdp_lora.gradient_check is false");
-    }
-    results_.checkpoint();
-
-    // 3. Training on every GPU.
-    stage_ = "initialisation of the training run";
-    std::unique_ptr<train::TokenSource> data =
-        config_.data_file.empty()
-            ? train::markov_source(config_.data_vocab, config_.seed, config_.data_successors)
-            : train::file_source(config_.data_file, model_config.vocab, config_.seq_len);
-    const ShardPlan shards = make_shard_plan(model_config, W);
-    CudaStream init_stream;
-    weights = std::make_unique<gpu::FsdpWeights>(shards, rank, comm, config_.prefetch_layers, config_.offload_cpu());
-    fill_base(*weights, init_stream, "all GPUs");
-    model = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
-                                                 gpu::ModelOptions{.matmul_autotune = config_.matmul_autotune,
-                                                                   .logits_chunk = static_cast<int>(kLogitsChunkTokens),
-                                                                   .recompute = config_.recompute,
-                                                                   .recompute_keep = config_.recompute_keep});
-    model->set_weight_source(weights.get());
-    model->set_final_norm(weights->final_norm());
-    init_stream.synchronize();
-    // Copy-engine gathers (gpu/peer_shards.h): every rank's shards are complete here. Collective
-    // (under the watchdog: a rank that never comes is a hang); the same outcome on every rank.
-    const auto stop_copy_engine = [&] {
-      if (!weights) return;
-      auto guard = rt->guard({"fsdp-lora: unmapping the other ranks' base shards", all_ranks(W), -1},
-                             config_.step_timeout_s);
-      weights->stop_copy_engine();
-    };
-    if (config_.gather == "copy_engine" && W > 1) {
-      auto guard = rt->guard({"fsdp-lora: mapping the other ranks' base shards", all_ranks(W), -1},
-                             config_.step_timeout_s);
-      const std::string why = weights->use_copy_engine(world_.node_count() == 1);
-      if (why.empty())
-        log_rank0("fsdp-lora: gathers by copy engine: every rank maps the other {} ranks' shards (CUDA IPC) and copies "
-                  "them out of their GPUs, no NCCL kernel beside the compute",
-                  W - 1);
-      else
-        log_rank0("fsdp-lora: gathers by NCCL: fsdp_lora.gather is copy_engine, but {}", why);
-    }
-    const std::uint64_t base_before = weights->base_checksum(init_stream);  // frozen: must not change
-    log_rank0("fsdp-lora: {} ({} layers, {} base parameters, {} LoRA parameters rank {} on {}), {} x {} tokens per GPU "
-              "per micro-step, {} micro-steps per step, {} GPU(s); base shard {:.2f} GiB per GPU, gather buffers {:.2f} "
-              "GiB, model buffers {:.2f} GiB; attention: {}; gathers: {}; data: {}",
-              config_.model, model_config.layers, base_parameter_count(model_config),
-              lora_parameter_count(model_config, config_.lora), config_.lora.rank, config_.lora_targets,
-              config_.micro_batch, config_.seq_len, config_.grad_accum, W,
-              static_cast<double>(shards.rank_base_bytes()) / kGiB,
-              static_cast<double>(weights->device_bytes() - shards.rank_base_bytes()) / kGiB,
-              static_cast<double>(model->device_bytes()) / kGiB, model->attention_description(), weights->gather_engine(),
-              data->describe());
-    // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed).
-    const std::vector<float> lora_init =
-        model->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
-    trainer = std::make_unique<FsdpTrainer>(*model, *weights, config_, *data, *rt, lora_init,
-                                            equivalence ? W * accum : accum);
-    trainer_ = trainer.get();
-    if (W > 1) {
-      const std::vector<LoraBucket>& buckets = trainer->grad_buckets();
-      log_rank0("fsdp-lora: LoRA gradients all-reduced in {} bucket(s) of about {} MiB during the backward, the "
-                "first after layer {}, the last layer 0's alone ({:.1f} MiB)",
-                buckets.size(), config_.bucket_mib, buckets.front().low_layer,
-                static_cast<double>(buckets.back().count * sizeof(float)) / (1 << 20));
-    }
-    FsdpSummary summary(ctx_, config_, device_.name, data->loss_floor());
-    // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the
-    // base's shards too) saved during the main run, restored and resumed at the end of the phase.
-    if (config_.checkpoint.enabled) {
-      std::vector<train::DeviceStateTensor> state = trainer->state();
-      if (config_.checkpoint.include_base) {
-        const gpu::FsdpWeights::Parts base = weights->parts();
-        const std::size_t n = static_cast<std::size_t>(W);
-        state.push_back({"base.layers", base.layers, base.layers_elems * n, train::Dtype::bf16, /*sharded=*/true});
-        state.push_back({"base.embedding", base.embedding, base.vocab_elems * n, train::Dtype::bf16, true});
-        state.push_back({"base.head", base.head, base.vocab_elems * n, train::Dtype::bf16, true});
-        state.push_back({"base.final_norm", base.final_norm, base.final_norm_elems, train::Dtype::bf16, false});
-      }
-      drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
-                                                       std::move(state));
-    }
-
-    stage_ = "training on all GPUs";
-    FsdpTrainSpec all;
-    all.label = "all";
-    all.comm = comm;
-    all.comm_ranks = all_ranks(W);
-    all.rank_in_comm = rank;
-    all.steps = config_.steps;
-    all.log_progress = true;
-    all.fault = &config_.debug_fault;
-    all.after_step = [&](int s) {
-      if (drill) drill->after_main_step(s);
-    };
-    // Rank 0 keeps the LoRA state after the steps the equivalence run replays.
-    if (equivalence && rank == 0) all.snapshot_step = equivalence_steps;
-    const FsdpRun main_run = trainer->run(all);
-    summary.record_training(main_run);
-    results_.checkpoint();
-
-    // 4. Replicas: identical LoRA weights everywhere, bit for bit.
-    stage_ = "replica comparison";
-    summary.record_replicas(trainer->lora_master());
-    // The frozen base: this rank's shards the same bits after training as before.
-    const std::uint64_t base_after = weights->base_checksum(init_stream);
-    results_.check("base_unchanged", base_before == base_after ? Status::Pass : Status::Fail,
-                   base_before == base_after
-                       ? fmt::format("this rank's base shards ({:.2f} GiB) hold the same bits after training as "
-                                     "before (checksum {:016x})",
-                                     static_cast<double>(shards.rank_base_bytes()) / kGiB, base_after)
-                       : fmt::format("this rank's base shards changed during training (checksum {:016x} before, "
-                                     "{:016x} after): the frozen base was written",
-                                     base_before, base_after));
-    summary.record_memory(plan, main_run, static_cast<double>(model->device_bytes()),
-                          static_cast<double>(weights->device_bytes()));
-    results_.checkpoint();
-
-    // 5. The checkpoint: the filesystem's yardstick, the restore, the resumed steps, on the
-    // all-GPU run's sharded base (before it is freed for the whole one below).
-    const LoraSnapshot sharded = trainer->snapshot();  // rank 0: the all-GPU run after equivalence_steps
-    // A restore writes this rank's shards: no other rank may be reading them. The resumed steps
-    // gather by NCCL, so their bit-equality with the main run also checks the copy engine's
-    // gathers against NCCL's.
-    stop_copy_engine();
-    if (drill) {
-      std::vector<train::StepRecord> main_steps;
-      for (const FsdpStepRecord& r : main_run.steps) main_steps.push_back(r.time);
-      drill->finish(rt->world_comm().get(), *rt, config_.step_timeout_s, main_steps, [&] {
-        trainer->state_restored();
-        FsdpTrainSpec resume = all;
-        resume.label = "resume";
-        resume.first_step = drill->save_step() + 1;
-        resume.steps = drill->last_step();
-        resume.resume = true;
-        resume.snapshot_step = 0;
-        resume.fault = nullptr;
-        resume.after_step = {};
-        std::vector<train::StepRecord> resumed;
-        for (const FsdpStepRecord& r : trainer->run(resume).steps) resumed.push_back(r.time);
-        return resumed;
-      }, stage_);
-    } else if (rank == 0) {
-      train::record_resume_skipped(results_, config_.steps < 2 ? "the main run has one step: nothing to resume"
-                                       : "fsdp_lora.checkpoint.enabled is false");
-    }
-    results_.checkpoint();
-
-    // 6. Equivalence and scaling: the same model (its buffers are the base's shape, not the
-    // sharding's) over other bases. The all-GPU run's sharded base goes first, so that the whole
-    // base fits beside the model's buffers where the memory allows: one GPU's training footprint
-    // (the 7B shape's 15.2 GB base fits beside the model on an 80 GB GPU).
-    stop_copy_engine();
-    weights.reset();
-    std::string no_room;  // why the whole base does not fit (some rank), or ""
-    if (equivalence || scaling) {
-      stage_ = "allocating the whole base on each GPU";
-      const ShardPlan one = make_shard_plan(model_config, 1);
-      const bool needed = scaling || rank == 0;  // the equivalence run alone needs it on rank 0 only
-      const BaseBytes whole_bytes = base_bytes(one);
-      const std::string what = fmt::format("the whole base on one GPU ({:.2f} GiB{}, for {})",
-                                           static_cast<double>(one.rank_base_bytes()) / kGiB,
-                                           config_.offload_cpu() ? " in pinned host memory" : "",
-                                           scaling ? "the equivalence and single_gpu runs" : "the equivalence run");
-      no_room = room_for(needed ? whole_bytes.gpu : 0, what);
-      if (no_room.empty()) no_room = host_room_for(needed ? whole_bytes.host_pinned : 0, what);
-      if (no_room.empty() && needed) {
-        whole = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers, config_.offload_cpu());
-        fill_base(*whole, init_stream, "the whole base on one GPU");
-        init_stream.synchronize();
-      }
-    }
-
-    stage_ = "equivalence run";
-    if (!equivalence) {
-      results_.check("equivalence", Status::Skip,
-                     W == 1 ? "needs at least 2 ranks: with one rank the base is not sharded, the all-GPU run is "
-                              "already one GPU holding everything"
-                            : "fsdp_lora.equivalence_steps is 0");
-    } else if (!no_room.empty()) {
-      results_.check("equivalence", Status::Skip, "not run: " + no_room);
-      log_rank0("fsdp-lora: equivalence SKIP: {}", no_room);
-    } else {
-      FsdpRun solo;
-      LoraSnapshot replay;
-      if (rank == 0) {
-        log_rank0("fsdp-lora: equivalence: rank 0 alone, the whole base on its GPU, replays the {} ranks' {} "
-                  "micro-batch(es) a step for {} steps (the all-GPU run's first steps: the same data, LoRA "
-                  "initialisation and dropout masks)",
-                  W, W * accum, equivalence_steps);
-        FsdpTrainSpec one;
-        one.label = "equivalence";
-        one.comm_ranks = {0};
-        one.steps = equivalence_steps;
-        one.shards = replay_shards(W, accum);
-        one.weights = whole.get();
-        one.snapshot_step = equivalence_steps;
-        one.log_progress = true;
-        solo = trainer->run(one);
-        replay = trainer->snapshot();
-      }
-      summary.record_equivalence(solo, replay, sharded, trainer->lora_init(), equivalence_steps);  // rank 0
-      world_.barrier();  // the other ranks wait here for rank 0's replay
-    }
-    results_.checkpoint();
-
-    if (!scaling) {
-      results_.check("scaling", Status::Skip,
-                     W == 1 ? "one GPU has nothing to scale to: the all-GPU run is the single-GPU figure"
-                            : "fsdp_lora.scaling_steps is 0");
-    } else if (!no_room.empty()) {
-      results_.check("scaling", Status::Skip, "not run: " + no_room);
-      log_rank0("fsdp-lora: scaling SKIP: {}", no_room);
-    } else {
-      // Every GPU alone at once, the whole base on it (no gathers, no all-reduce): a per-GPU
-      // figure that also names a slow GPU. Each rank trains on its own shards.
-      stage_ = "scaling: every GPU alone";
-      FsdpTrainSpec alone;
-      alone.label = "single_gpu";
-      alone.comm_ranks = {rank};
-      alone.steps = config_.scaling_steps;
-      alone.shards = rank_shards(rank, accum);
-      alone.weights = whole.get();
-      alone.log_progress = true;
-      summary.record_scale(trainer->run(alone));
-      whole.reset();
-      results_.checkpoint();
-      // Each node on its own communicator, the base sharded over its ranks. Every rank must agree
-      // on whether to split (a collective): decided from the world's shape.
-      if (world_.node_count() > 1 && W > world_.node_count()) {
-        stage_ = "scaling: each node";
-        const auto nodes = world_.allgather_string(std::to_string(world_.node_index()));
-        std::vector<int> node_ranks;  // the world ranks on my node, in rank order (the split's key)
-        for (int r = 0; r < W; ++r)
-          if (nodes[static_cast<std::size_t>(r)] == nodes[static_cast<std::size_t>(rank)]) node_ranks.push_back(r);
-        const int index = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank) - node_ranks.begin());
-        const int n = static_cast<int>(node_ranks.size());
-        const ShardPlan node_plan = make_shard_plan(model_config, n);
-        const BaseBytes node_bytes = base_bytes(node_plan);
-        const std::string node_what =
-            fmt::format("the base sharded over the node's {} rank(s) with its gather buffers ({:.2f} GiB on the GPU{})", n,
-                        static_cast<double>(node_bytes.gpu) / kGiB,
-                        node_bytes.host_pinned > 0
-                            ? fmt::format(", {:.2f} GiB pinned", static_cast<double>(node_bytes.host_pinned) / kGiB)
-                            : "");
-        std::string no_node_room = room_for(node_bytes.gpu, node_what);
-        if (no_node_room.empty()) no_node_room = host_room_for(node_bytes.host_pinned, node_what);
-        if (!no_node_room.empty()) {
-          if (rank == 0)
-            results_.check("scaling", Status::Skip, "node run not run: " + no_node_room,
-                           {{"from", "single_gpu"}, {"to", "node"}});
-          log_rank0("fsdp-lora: scaling: node run SKIP: {}", no_node_room);
-        } else {
-          node_comm =
-              rt->split(rt->world_comm(), world_.node_index(), rank, {"ncclCommSplit by node", all_ranks(W), -1});
-          node_weights =
-              std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm->get(), config_.prefetch_layers,
-                                                 config_.offload_cpu());
-          fill_base(*node_weights, init_stream, "node");
-          init_stream.synchronize();
-          FsdpTrainSpec node;
-          node.label = "node";
-          node.comm = node_comm->get();
-          node.comm_ranks = node_ranks;
-          node.rank_in_comm = index;
-          node.steps = config_.scaling_steps;
-          node.shards = rank_shards(rank, accum);
-          node.weights = node_weights.get();
-          node.log_progress = true;
-          summary.record_scale(trainer->run(node));
-          node_weights.reset();  // waits for its gathers in flight before the communicator goes
-          rt->release(node_comm, {"ncclCommDestroy of the node communicator", {}, -1});
-        }
-      }
-      summary.record_scaling();
-    }
-    trainer_ = nullptr;
-    trainer.reset();
-    model.reset();
-    weights.reset();
-    train::close_training_runtime(world_, rt);
+    start_training();
+    const FsdpRun main_run = train_on_all_gpus(plan);
+    // Rank 0: the all-GPU run after equivalence_steps, taken before the resume overwrites it.
+    const LoraSnapshot sharded = trainer_->snapshot();
+    resume_from_checkpoint(main_run);
+    const std::string no_room = place_whole_base();
+    replay_on_one_gpu(sharded, no_room);
+    measure_scaling(no_room);
+    trainer_.reset();
+    model_.reset();
+    train::close_training_runtime(world_, rt_);
   } catch (const Fault& f) {
-    handle_fault(f.what(), &f, rt.get());
-    abandon();
+    handle_fault(f.what(), &f);
+    abandon_gpu_objects();
   } catch (const std::exception& e) {
     // A failed CUDA/cuBLAS/NCCL call or a kernel launch: the same way out, so the other ranks
     // are told instead of waiting for their deadline in a collective.
-    handle_fault(e.what(), nullptr, rt.get());
-    abandon();
+    handle_fault(e.what(), nullptr);
+    abandon_gpu_objects();
   }
 }
 
-// GPU bytes of a FsdpWeights over `plan` (its shards unless offloaded, the gather buffers when
-// it gathers) and the pinned host bytes (offload: the shards but the final norm).
-FsdpLoraPhase::BaseBytes FsdpLoraPhase::base_bytes(const ShardPlan& plan) const {
-  const bool offload = config_.offload_cpu();
-  const std::uint64_t gathers =
-      plan.world_size > 1 || offload
-          ? static_cast<std::uint64_t>(config_.prefetch_layers + 1) * plan.layer_gather_bytes() + plan.vocab_gather_bytes()
-          : 0;
-  if (!offload) return {plan.rank_base_bytes() + gathers, 0};
-  return {plan.final_norm_bytes() + gathers, plan.rank_base_bytes() - plan.final_norm_bytes()};
+// After a fault: never freed (the class comment on the members says why).
+void FsdpLoraPhase::abandon_gpu_objects() {
+  (void)drill_.release();
+  (void)trainer_.release();
+  (void)model_.release();
+  (void)weights_.release();
+  (void)whole_.release();
+  (void)node_weights_.release();
+  (void)rt_.release();
+}
+
+// 2. The gradient check, then everything the all-GPU run needs: the data, the base sharded over
+// all ranks, the model, the trainer and the checkpoint drill.
+void FsdpLoraPhase::start_training() {
+  const QwenConfig model_config = config_.model_config();
+  const int W = world_.size();
+  stage_ = "initialisation";
+  const RuntimeOptions deadlines{.timeout_s = config_.step_timeout_s};
+  rt_ = train::open_training_runtime(world_, results_, "fsdp-lora", device_.index, deadlines, stage_);
+  {
+    auto guard = rt_->guard({"fsdp-lora gradient check", all_ranks(W), -1}, config_.step_timeout_s);
+    if (config_.gradient_check) gradient_check();
+    else results_.check("gradient_check", Status::Skip, "fsdp_lora.gradient_check is false");
+  }
+  results_.checkpoint();
+
+  stage_ = "initialisation of the training run";
+  data_ = config_.data_file.empty()
+              ? train::markov_source(config_.data_vocab, config_.seed, config_.data_successors)
+              : train::file_source(config_.data_file, model_config.vocab, config_.seq_len);
+  const ShardPlan shards = make_shard_plan(model_config, W);
+  init_stream_ = std::make_unique<CudaStream>();
+  weights_ = std::make_unique<gpu::FsdpWeights>(shards, world_.rank(), W > 1 ? rt_->world_comm().get() : nullptr,
+                                                config_.prefetch_layers, config_.offload_cpu());
+  fill_base(*weights_, "all GPUs");
+  model_ = std::make_unique<gpu::QwenLoraModel>(model_config, config_.lora, config_.micro_batch, config_.seq_len,
+                                                gpu::ModelOptions{.matmul_autotune = config_.matmul_autotune,
+                                                                  .logits_chunk = static_cast<int>(kLogitsChunkTokens),
+                                                                  .recompute = config_.recompute,
+                                                                  .recompute_keep = config_.recompute_keep});
+  model_->set_weight_source(weights_.get());
+  model_->set_final_norm(weights_->final_norm());
+  init_stream_->synchronize();
+  map_peer_shards();
+  base_before_ = weights_->base_checksum(*init_stream_);
+  log_rank0("fsdp-lora: {} ({} layers, {} base parameters, {} LoRA parameters rank {} on {}), {} x {} tokens per GPU "
+            "per micro-step, {} micro-steps per step, {} GPU(s); base shard {:.2f} GiB per GPU, gather buffers {:.2f} "
+            "GiB, model buffers {:.2f} GiB; attention: {}; gathers: {}; data: {}",
+            config_.model, model_config.layers, base_parameter_count(model_config),
+            lora_parameter_count(model_config, config_.lora), config_.lora.rank, config_.lora_targets,
+            config_.micro_batch, config_.seq_len, config_.grad_accum, W,
+            static_cast<double>(shards.rank_base_bytes()) / kGiB,
+            static_cast<double>(weights_->device_bytes() - shards.rank_base_bytes()) / kGiB,
+            static_cast<double>(model_->device_bytes()) / kGiB, model_->attention_description(),
+            weights_->gather_engine(), data_->describe());
+
+  // LoRA as PEFT starts it (A random, B zero), the same on every rank (one seed). The trainer's
+  // micro-batch capacity covers the equivalence run's replay of every rank's micro-batches.
+  const std::vector<float> lora_init =
+      model_->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
+  trainer_ = std::make_unique<FsdpTrainer>(*model_, *weights_, config_, *data_, *rt_, lora_init,
+                                           equivalence() ? W * config_.grad_accum : config_.grad_accum);
+  if (W > 1) {
+    const std::vector<LoraBucket>& buckets = trainer_->grad_buckets();
+    log_rank0("fsdp-lora: LoRA gradients all-reduced in {} bucket(s) of about {} MiB during the backward, the "
+              "first after layer {}, the last layer 0's alone ({:.1f} MiB)",
+              buckets.size(), config_.bucket_mib, buckets.front().low_layer,
+              static_cast<double>(buckets.back().count * sizeof(float)) / (1 << 20));
+  }
+  summary_ = std::make_unique<FsdpSummary>(ctx_, config_, device_.name, data_->loss_floor());
+
+  // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the base's
+  // shards too) saved during the main run, restored and resumed after it.
+  if (config_.checkpoint.enabled) {
+    std::vector<train::DeviceStateTensor> state = trainer_->state();
+    if (config_.checkpoint.include_base) {
+      const gpu::FsdpWeights::Parts base = weights_->parts();
+      const std::size_t n = static_cast<std::size_t>(W);
+      state.push_back({"base.layers", base.layers, base.layers_elems * n, train::Dtype::bf16, /*sharded=*/true});
+      state.push_back({"base.embedding", base.embedding, base.vocab_elems * n, train::Dtype::bf16, true});
+      state.push_back({"base.head", base.head, base.vocab_elems * n, train::Dtype::bf16, true});
+      state.push_back({"base.final_norm", base.final_norm, base.final_norm_elems, train::Dtype::bf16, false});
+    }
+    drill_ = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
+                                                      std::move(state));
+  }
+}
+
+// Copy-engine gathers (gpu/peer_shards.h), once every rank's shards are complete. Collective
+// (under the watchdog: a rank that never comes is a hang); the same outcome on every rank.
+void FsdpLoraPhase::map_peer_shards() {
+  const int W = world_.size();
+  if (config_.gather != "copy_engine" || W == 1) return;
+  auto guard =
+      rt_->guard({"fsdp-lora: mapping the other ranks' base shards", all_ranks(W), -1}, config_.step_timeout_s);
+  const std::string why = weights_->use_copy_engine(world_.node_count() == 1);
+  if (why.empty())
+    log_rank0("fsdp-lora: gathers by copy engine: every rank maps the other {} ranks' shards (CUDA IPC) and copies "
+              "them out of their GPUs, no NCCL kernel beside the compute",
+              W - 1);
+  else
+    log_rank0("fsdp-lora: gathers by NCCL: fsdp_lora.gather is copy_engine, but {}", why);
+}
+
+// Before a rank writes its shards (a restore) or frees them, no other rank may be reading them.
+// Collective, under the watchdog; nothing to do without the copy engine or its shards.
+void FsdpLoraPhase::unmap_peer_shards() {
+  if (!weights_) return;
+  auto guard = rt_->guard({"fsdp-lora: unmapping the other ranks' base shards", all_ranks(world_.size()), -1},
+                          config_.step_timeout_s);
+  weights_->stop_copy_engine();
+}
+
+// The all-GPU run: every rank on its own micro-batches, the base sharded over all of them.
+FsdpTrainSpec FsdpLoraPhase::all_gpus_spec() const {
+  FsdpTrainSpec all;
+  all.label = "all";
+  all.comm = world_.size() > 1 ? rt_->world_comm().get() : nullptr;
+  all.comm_ranks = all_ranks(world_.size());
+  all.rank_in_comm = world_.rank();
+  all.steps = config_.steps;
+  all.log_progress = true;
+  return all;
+}
+
+// 3-4. Training on every GPU (the checkpoint drill saving on the way), then the replicas compared
+// bit for bit, the frozen base checked unchanged, and the memory measured against the plan.
+FsdpRun FsdpLoraPhase::train_on_all_gpus(const MemoryPlan& plan) {
+  stage_ = "training on all GPUs";
+  FsdpTrainSpec all = all_gpus_spec();
+  all.fault = &config_.debug_fault;
+  all.after_step = [this](int s) {
+    if (drill_) drill_->after_main_step(s);
+  };
+  // Rank 0 keeps the LoRA state after the steps the equivalence run replays.
+  if (equivalence() && world_.rank() == 0) all.snapshot_step = equivalence_steps();
+  FsdpRun main_run = trainer_->run(all);
+  summary_->record_training(main_run);
+  results_.checkpoint();
+
+  stage_ = "replica comparison";
+  summary_->record_replicas(trainer_->lora_master());
+  const std::uint64_t base_after = weights_->base_checksum(*init_stream_);
+  const double shard_gib = static_cast<double>(weights_->plan().rank_base_bytes()) / kGiB;
+  results_.check("base_unchanged", base_before_ == base_after ? Status::Pass : Status::Fail,
+                 base_before_ == base_after
+                     ? fmt::format("this rank's base shards ({:.2f} GiB) hold the same bits after training as "
+                                   "before (checksum {:016x})",
+                                   shard_gib, base_after)
+                     : fmt::format("this rank's base shards changed during training (checksum {:016x} before, "
+                                   "{:016x} after): the frozen base was written",
+                                   base_before_, base_after));
+  summary_->record_memory(plan, main_run, static_cast<double>(model_->device_bytes()),
+                          static_cast<double>(weights_->device_bytes()));
+  results_.checkpoint();
+  return main_run;
+}
+
+// 5. The checkpoint drill's end: the filesystem's yardstick, the restore and the resumed steps,
+// on the all-GPU run's sharded base (before it is freed for the whole one). The resumed steps
+// gather by NCCL, so their bit-equality with the main run also checks the copy engine's gathers
+// against NCCL's.
+void FsdpLoraPhase::resume_from_checkpoint(const FsdpRun& main_run) {
+  unmap_peer_shards();  // a restore writes this rank's shards
+  if (!drill_) {
+    if (world_.rank() == 0)
+      train::record_resume_skipped(results_, config_.steps < 2 ? "the main run has one step: nothing to resume"
+                                                               : "fsdp_lora.checkpoint.enabled is false");
+    results_.checkpoint();
+    return;
+  }
+  std::vector<train::StepRecord> main_steps;
+  for (const FsdpStepRecord& r : main_run.steps) main_steps.push_back(r.time);
+  drill_->finish(rt_->world_comm().get(), *rt_, config_.step_timeout_s, main_steps, [&] {
+    trainer_->state_restored();
+    FsdpTrainSpec resume = all_gpus_spec();
+    resume.label = "resume";
+    resume.first_step = drill_->save_step() + 1;
+    resume.steps = drill_->last_step();
+    resume.resume = true;
+    std::vector<train::StepRecord> resumed;
+    for (const FsdpStepRecord& r : trainer_->run(resume).steps) resumed.push_back(r.time);
+    return resumed;
+  }, stage_);
+  results_.checkpoint();
+}
+
+// 6. Equivalence and scaling run the same model (its buffers are the base's shape, not the
+// sharding's) over other bases. The all-GPU run's sharded base is freed first, so that the whole
+// base fits beside the model's buffers where the memory allows: one GPU's training footprint (the
+// 7B shape's 15.2 GB base fits beside the model on an 80 GB GPU). Returns why it does not fit on
+// some rank (collective), or "".
+std::string FsdpLoraPhase::place_whole_base() {
+  unmap_peer_shards();
+  weights_.reset();
+  if (!equivalence() && !scaling()) return "";
+  stage_ = "allocating the whole base on each GPU";
+  const ShardPlan one = make_shard_plan(config_.model_config(), 1);
+  const bool needed = scaling() || world_.rank() == 0;  // the equivalence run alone needs it on rank 0 only
+  const BaseFootprint whole_bytes = base_bytes(one);
+  const std::string what = fmt::format("the whole base on one GPU ({:.2f} GiB{}, for {})",
+                                       static_cast<double>(one.rank_base_bytes()) / kGiB,
+                                       config_.offload_cpu() ? " in pinned host memory" : "",
+                                       scaling() ? "the equivalence and single_gpu runs" : "the equivalence run");
+  std::string no_room = room_for(needed ? whole_bytes.gpu() : 0, what);
+  if (no_room.empty()) no_room = host_room_for(needed ? whole_bytes.shards_host_pinned : 0, what);
+  if (no_room.empty() && needed) {
+    whole_ = std::make_unique<gpu::FsdpWeights>(one, 0, nullptr, config_.prefetch_layers, config_.offload_cpu());
+    fill_base(*whole_, "the whole base on one GPU");
+    init_stream_->synchronize();
+  }
+  return no_room;
+}
+
+// 6a. Equivalence: rank 0 alone, the whole base on its GPU, replays the all-GPU run's first steps
+// (every rank's micro-batches as gradient accumulation); the others wait at the barrier.
+void FsdpLoraPhase::replay_on_one_gpu(const LoraSnapshot& sharded, const std::string& no_room) {
+  stage_ = "equivalence run";
+  const int W = world_.size(), accum = config_.grad_accum;
+  if (!equivalence()) {
+    results_.check("equivalence", Status::Skip,
+                   W == 1 ? "needs at least 2 ranks: with one rank the base is not sharded, the all-GPU run is "
+                            "already one GPU holding everything"
+                          : "fsdp_lora.equivalence_steps is 0");
+  } else if (!no_room.empty()) {
+    results_.check("equivalence", Status::Skip, "not run: " + no_room);
+    log_rank0("fsdp-lora: equivalence SKIP: {}", no_room);
+  } else {
+    FsdpRun solo;
+    LoraSnapshot replay;
+    if (world_.rank() == 0) {
+      log_rank0("fsdp-lora: equivalence: rank 0 alone, the whole base on its GPU, replays the {} ranks' {} "
+                "micro-batch(es) a step for {} steps (the all-GPU run's first steps: the same data, LoRA "
+                "initialisation and dropout masks)",
+                W, W * accum, equivalence_steps());
+      FsdpTrainSpec one;
+      one.label = "equivalence";
+      one.comm_ranks = {0};
+      one.steps = equivalence_steps();
+      one.shards = replay_shards(W, accum);
+      one.weights = whole_.get();
+      one.snapshot_step = equivalence_steps();
+      one.log_progress = true;
+      solo = trainer_->run(one);
+      replay = trainer_->snapshot();
+    }
+    summary_->record_equivalence(solo, replay, sharded, trainer_->lora_init(), equivalence_steps());  // rank 0
+    world_.barrier();  // the other ranks wait here for rank 0's replay
+  }
+  results_.checkpoint();
+}
+
+// 6b. Scaling: every GPU alone at once, the whole base on it (no gathers, no all-reduce): a
+// per-GPU figure that also names a slow GPU, each rank on its own shards. Then each node, when
+// the world spans several with more than one rank each.
+void FsdpLoraPhase::measure_scaling(const std::string& no_room) {
+  if (!scaling()) {
+    results_.check("scaling", Status::Skip,
+                   world_.size() == 1 ? "one GPU has nothing to scale to: the all-GPU run is the single-GPU figure"
+                                      : "fsdp_lora.scaling_steps is 0");
+    return;
+  }
+  if (!no_room.empty()) {
+    results_.check("scaling", Status::Skip, "not run: " + no_room);
+    log_rank0("fsdp-lora: scaling SKIP: {}", no_room);
+    return;
+  }
+  stage_ = "scaling: every GPU alone";
+  FsdpTrainSpec alone;
+  alone.label = "single_gpu";
+  alone.comm_ranks = {world_.rank()};
+  alone.steps = config_.scaling_steps;
+  alone.shards = rank_shards(world_.rank(), config_.grad_accum);
+  alone.weights = whole_.get();
+  alone.log_progress = true;
+  summary_->record_scale(trainer_->run(alone));
+  whole_.reset();
+  results_.checkpoint();
+  // Every rank must agree on whether to split (a collective): decided from the world's shape.
+  if (world_.node_count() > 1 && world_.size() > world_.node_count()) run_each_node();
+  summary_->record_scaling();
+}
+
+// 6c. Each node on its own communicator, the base sharded over its ranks.
+void FsdpLoraPhase::run_each_node() {
+  stage_ = "scaling: each node";
+  const int W = world_.size(), rank = world_.rank();
+  const auto nodes = world_.allgather_string(std::to_string(world_.node_index()));
+  std::vector<int> node_ranks;  // the world ranks on my node, in rank order (the split's key)
+  for (int r = 0; r < W; ++r)
+    if (nodes[static_cast<std::size_t>(r)] == nodes[static_cast<std::size_t>(rank)]) node_ranks.push_back(r);
+  const int index = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank) - node_ranks.begin());
+  const int n = static_cast<int>(node_ranks.size());
+  const ShardPlan node_plan = make_shard_plan(config_.model_config(), n);
+  const BaseFootprint node_bytes = base_bytes(node_plan);
+  const std::string node_what =
+      fmt::format("the base sharded over the node's {} rank(s) with its gather buffers ({:.2f} GiB on the GPU{})", n,
+                  static_cast<double>(node_bytes.gpu()) / kGiB,
+                  node_bytes.shards_host_pinned > 0
+                      ? fmt::format(", {:.2f} GiB pinned", static_cast<double>(node_bytes.shards_host_pinned) / kGiB)
+                      : "");
+  std::string no_node_room = room_for(node_bytes.gpu(), node_what);
+  if (no_node_room.empty()) no_node_room = host_room_for(node_bytes.shards_host_pinned, node_what);
+  if (!no_node_room.empty()) {
+    if (rank == 0)
+      results_.check("scaling", Status::Skip, "node run not run: " + no_node_room,
+                     {{"from", "single_gpu"}, {"to", "node"}});
+    log_rank0("fsdp-lora: scaling: node run SKIP: {}", no_node_room);
+    return;
+  }
+  node_comm_ = rt_->split(rt_->world_comm(), world_.node_index(), rank, {"ncclCommSplit by node", all_ranks(W), -1});
+  node_weights_ = std::make_unique<gpu::FsdpWeights>(node_plan, index, node_comm_->get(), config_.prefetch_layers,
+                                                     config_.offload_cpu());
+  fill_base(*node_weights_, "node");
+  init_stream_->synchronize();
+  FsdpTrainSpec node;
+  node.label = "node";
+  node.comm = node_comm_->get();
+  node.comm_ranks = node_ranks;
+  node.rank_in_comm = index;
+  node.steps = config_.scaling_steps;
+  node.shards = rank_shards(rank, config_.grad_accum);
+  node.weights = node_weights_.get();
+  node.log_progress = true;
+  summary_->record_scale(trainer_->run(node));
+  node_weights_.reset();  // waits for its gathers in flight before the communicator goes
+  rt_->release(node_comm_, {"ncclCommDestroy of the node communicator", {}, -1});
 }
 
 // train/fault_stop.h, as ddp: tell the others, record what this rank completed.
-void FsdpLoraPhase::handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt) {
-  train::stop_after_fault(world_, results_, rt, fault, what, "fsdp-lora", stage_, [&] {
+void FsdpLoraPhase::handle_fault(const std::string& what, const Fault* fault) {
+  train::stop_after_fault(world_, results_, rt_.get(), fault, what, "fsdp-lora", stage_, [&] {
     std::string completed = "no training run had started";
     if (trainer_) {
       const FsdpRun& run = trainer_->progress();

@@ -6,13 +6,14 @@
 //   2. gradient check: the tiny shape through the FSDP path (base sharded over all ranks and
 //      gathered) against the float64 CPU reference (fsdp_gradient_check.h);
 //   3. training on all GPUs with the configured model (fsdp_trainer.h): loss curve, learning,
-//      no NaN/Inf, throughput, MFU, all-gather time and its exposed part, memory;
-//   4. replicas: every rank's LoRA weights hashed and compared bit for bit;
-//   5. equivalence (1 GPU replaying N ranks' batches), scaling (single_gpu, node) and the
-//      training checkpoint's save, restore and resume.
+//      no NaN/Inf, throughput, MFU, all-gather time and its exposed part, memory; the training
+//      checkpoint saved on the way (train/checkpoint_drill.h);
+//   4. replicas: every rank's LoRA weights hashed and compared bit for bit; the frozen base
+//      checked unchanged;
+//   5. the checkpoint restored and the steps after it resumed, bit for bit as the main run;
+//   6. equivalence (1 GPU replaying N ranks' batches) and scaling (single_gpu, node).
 // The base comes from the seed or a Hugging Face checkpoint (fsdp_lora.checkpoint_dir, checked
-// before any GPU work), on the GPU or in pinned host memory (fsdp_lora.offload: cpu). Not yet:
-// the reduce-scatter gradient mode (refused before any GPU work).
+// before any GPU work), on the GPU or in pinned host memory (fsdp_lora.offload: cpu).
 // A rank that dies or hangs ends it through RankRuntime (src/cuda/rank_runtime.h), as ddp:
 // what was measured is kept and the failure recorded, naming the rank when it can.
 #pragma once

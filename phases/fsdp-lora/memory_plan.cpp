@@ -105,6 +105,24 @@ std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_c
 
 }  // namespace
 
+BaseFootprint base_footprint(const ShardPlan& shards, int prefetch_layers, bool offload_cpu) {
+  BaseFootprint b;
+  if (offload_cpu) {
+    b.shards_gpu = shards.final_norm_bytes();
+    b.shards_host_pinned = shards.rank_base_bytes() - shards.final_norm_bytes();
+  } else {
+    b.shards_gpu = shards.rank_base_bytes();
+  }
+  // The shards come from peers or the host straight into their own slot of a gather buffer,
+  // gathered in place (gpu/fsdp_weights.h): no staging buffer.
+  if (shards.world_size > 1 || offload_cpu) {
+    const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
+    b.layer_gather = in_flight * shards.layer_gather_bytes();
+    b.vocab_gather = shards.vocab_gather_bytes();
+  }
+  return b;
+}
+
 MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardPlan& shards, int micro_batch,
                        int seq_len, bool recompute, bool offload_cpu, int prefetch_layers, bool shard_optimizer,
                        RecomputeKeep recompute_keep) {
@@ -122,21 +140,11 @@ MemoryPlan plan_memory(const QwenConfig& c, const LoraConfig& lora, const ShardP
   m.recompute = recompute;
   m.recompute_keep = recompute_keep;
   m.offload_cpu = offload_cpu;
-  const std::uint64_t in_flight = static_cast<std::uint64_t>(prefetch_layers) + 1;  // computing + gathered ahead
-
-  // Base. With offload the final norm (C, replicated) stays on the GPU: it is a few KiB. The
-  // shards come from the host straight into their own slot of the gather buffer, gathered in
-  // place (gpu/fsdp_weights.h): no staging buffer.
-  if (offload_cpu) {
-    m.base_shards_gpu = shards.final_norm_bytes();
-    m.base_shards_host_pinned = shards.rank_base_bytes() - shards.final_norm_bytes();
-  } else {
-    m.base_shards_gpu = shards.rank_base_bytes();
-  }
-  // Gathered at every world size, one GPU included: the same code path, so the one-GPU run
-  // allocates what the N-GPU runs do.
-  m.layer_gather = in_flight * shards.layer_gather_bytes();
-  m.vocab_gather = shards.vocab_gather_bytes();
+  const BaseFootprint base = base_footprint(shards, prefetch_layers, offload_cpu);
+  m.base_shards_gpu = base.shards_gpu;
+  m.base_shards_host_pinned = base.shards_host_pinned;
+  m.layer_gather = base.layer_gather;
+  m.vocab_gather = base.vocab_gather;
 
   const std::uint64_t P = lora_parameter_count(c, lora);
   m.lora_weights_bf16 = P * kBf16;

@@ -22,6 +22,18 @@ inline constexpr std::uint64_t kCublasLtWorkspaceBytes = 32ull << 20;  // 32 MiB
 // per communicator; 1 GiB covers the phase's few communicators.
 inline constexpr std::uint64_t kNcclAllowanceBytes = 1ull << 30;
 
+// The frozen base's bytes for one rank of gpu::FsdpWeights over `shards`, as it allocates them:
+// the shards on the GPU, or with offload in pinned host memory (the final norm, a few KiB, stays
+// on the GPU); and when it gathers (more than one rank, or offload) prefetch_layers + 1 layer
+// buffers and one for the embedding or head. One rank without offload holds the whole base and
+// gathers nothing.
+struct BaseFootprint {
+  std::uint64_t shards_gpu = 0, shards_host_pinned = 0;
+  std::uint64_t layer_gather = 0, vocab_gather = 0;
+  std::uint64_t gpu() const { return shards_gpu + layer_gather + vocab_gather; }
+};
+BaseFootprint base_footprint(const ShardPlan& shards, int prefetch_layers, bool offload_cpu);
+
 struct MemoryItem {
   std::string name;
   std::uint64_t bytes;
