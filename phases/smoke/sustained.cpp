@@ -134,7 +134,6 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
   std::vector<Record> out;
   Record tf = base("tflops", "TFLOP/s");
   tf.value = gemm.flops() / (median(gemm_ms) * 1e-3) / 1e12;
-  tf.params["iterations"] = std::to_string(iterations);
   tf.message = fmt::format("{:.1f} TFLOP/s median over {} {} {}^3 GEMMs in {:g} s", tf.value, iterations,
                            to_string(type), size, cfg.sustained_seconds);
   out.push_back(std::move(tf));

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "thresholds/evaluate.h"
 #include "thresholds/threshold_selection.h"
 #include "thresholds/threshold_set.h"
 
@@ -41,6 +42,47 @@ TEST_CASE("the model's file extends generic.yaml with absolute bounds", "[thresh
   REQUIRE(h200.rules.size() > generic.rules.size());
   CHECK(h200.rules.front().name == generic.rules.front().name);
   CHECK(std::any_of(h200.rules.begin(), h200.rules.end(), [](const Rule& r) { return r.name == "gemm_bf16_8192" && *r.min == 630; }));
+}
+
+// smoke's sustained GEMM as it records it on each GPU (phases/smoke/sustained.cpp): the params
+// name the measurement only, so every GPU of the node is in one fleet.
+Record sustained_tflops(int gpu, double tflops) {
+  Record r;
+  r.phase = "smoke";
+  r.rank = gpu;
+  r.node = "gpa-node1";
+  r.gpu_index = gpu;
+  r.test = "sustained_load";
+  r.metric = "tflops";
+  r.unit = "TFLOP/s";
+  r.value = tflops;
+  r.params = {{"dtype", "bf16"}, {"seconds", "10"}, {"size", "8192"}};
+  return r;
+}
+
+TEST_CASE("the shipped sustained_load_fleet rule fails a GPU that cannot hold its clock under load", "[thresholds]") {
+  const ThresholdSet generic = ThresholdSet::load(kShipped / "generic.yaml");
+  // Four H100s of one machine on 2026-11-26 (694-708 TFLOP/s), then one 12% below the others.
+  std::vector<Record> healthy = {sustained_tflops(0, 696.6), sustained_tflops(1, 701.4), sustained_tflops(2, 693.9),
+                                 sustained_tflops(3, 708.1)};
+  std::vector<Record> one_slow = healthy;
+  one_slow[2].value = 617.0;
+  const auto judged = [&](const std::vector<Record>& records) {
+    std::vector<RuleVerdict> mine;
+    for (RuleVerdict& v : evaluate(generic, records))
+      if (v.rule.name == "sustained_load_fleet") mine.push_back(std::move(v));
+    return mine;
+  };
+  const std::vector<RuleVerdict> fine = judged(healthy);
+  CHECK(fine.size() == 4);
+  CHECK(std::none_of(fine.begin(), fine.end(), [](const RuleVerdict& v) { return v.flagged(); }));
+  const std::vector<RuleVerdict> slow = judged(one_slow);
+  REQUIRE(slow.size() == 4);
+  const auto flagged = std::find_if(slow.begin(), slow.end(), [](const RuleVerdict& v) { return v.flagged(); });
+  REQUIRE(flagged != slow.end());
+  CHECK(flagged->record->gpu_index == 2);
+  CHECK(flagged->peers == 3);
+  CHECK(std::count_if(slow.begin(), slow.end(), [](const RuleVerdict& v) { return v.flagged(); }) == 1);
 }
 
 TEST_CASE("thresholds are chosen by the GPU model in the inventory", "[thresholds]") {
