@@ -148,7 +148,7 @@ std::vector<Record> rank_records(const json& inventory) {
   for (const auto& g : gpus.at("visible")) {
     Record r;
     r.test = "gpu";
-    r.gpu_index = g.value("cuda_index", -1);
+    r.gpu_index = g.value("node_index", g.value("cuda_index", -1));  // older inventories lack node_index
     r.gpu_uuid = g.value("uuid", "");
     r.metric = "memory";
     r.unit = "GiB";

@@ -66,8 +66,8 @@ struct PairPlan {
   bool runs() const { return skip_reason.empty() && !rounds.empty(); }
 };
 
-// gpu_index_of_rank: the GPU index the records name for each world rank (its NVML index on
-// the node when known, else its local rank).
+// gpu_index_of_rank: the GPU index the records name for each world rank (its index on the
+// node, hw/node_gpu_index.h, when known, else its local rank).
 PairPlan plan_gpu_pairs(const Topology& topo, const std::vector<int>& gpu_index_of_rank);
 PairPlan plan_node_pairs(const Topology& topo, PairMode mode);
 

@@ -209,7 +209,7 @@ const double* Sweep::world_gather(const double (&mine)[4], const WaitContext& ct
 
 std::vector<int> Sweep::gpu_index_of_rank() const {
   std::vector<int> out;
-  for (const auto& i : infos_) out.push_back(i.links.nvml_index);
+  for (const auto& i : infos_) out.push_back(i.node_index >= 0 ? i.node_index : i.links.nvml_index);
   return out;
 }
 

@@ -57,6 +57,7 @@ RankInfo describe_rank(World& world) {
     if (g.cuda_index != me.device) continue;
     me.links.known = inv.reason.empty() && g.nvml_index >= 0;
     me.links.nvml_index = g.nvml_index;
+    me.node_index = g.node_index;
     for (const auto& l : g.nvlinks) {
       if (!l.active) continue;
       const bool to_gpu = std::any_of(inv.node_gpus.begin(), inv.node_gpus.end(),
@@ -171,7 +172,7 @@ void Sweep::publish_environment() {
       {"blocking", !opts_.nonblocking},
       {"device",
        {{"cuda_index", me.device}, {"name", me.name}, {"uuid", me.uuid}, {"pci_bus_id", me.pci_bus_id},
-        {"nvml_index", me.links.nvml_index}}},
+        {"nvml_index", me.links.nvml_index}, {"node_index", me.node_index}}},
       {"links", {{"nvswitch", me.links.nvswitch}, {"nvlink_peers", me.links.nvlink_peers}, {"ib", me.links.ib}}},
       {"env", nccl_environment()},
       {"config_files", nccl_config_files()},

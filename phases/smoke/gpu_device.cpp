@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_check.h"
+#include "hw/node_gpu_index.h"
 
 namespace gpuaccept::smoke {
 
@@ -43,6 +44,11 @@ std::optional<Nvml::Device> nvml_device_for_bus_id(const std::string& cuda_bus_i
   return std::nullopt;
 }
 
+int node_index_for_bus_id(const std::string& cuda_bus_id, const std::optional<Nvml::Device>& nvml, int cuda_index) {
+  const std::optional<unsigned> nvml_index = nvml ? Nvml::instance().index(*nvml) : std::nullopt;
+  return record_gpu_index(cuda_bus_id, nvml_index ? static_cast<int>(*nvml_index) : -1, cuda_index);
+}
+
 GpuDevice select_gpu(int local_rank) {
   GpuDevice g;
   int count = 0;
@@ -78,13 +84,14 @@ GpuDevice select_gpu(int local_rank) {
   if (!g.nvml)
     g.nvml_reason = Nvml::instance().available() ? fmt::format("NVML does not know the GPU at {}", g.bus_id)
                                                  : Nvml::instance().reason();
+  g.node_index = node_index_for_bus_id(g.bus_id, g.nvml, g.index);
   return g;
 }
 
 Record gpu_record(const GpuDevice& gpu, const std::string& test) {
   Record r;
   r.test = test;
-  r.gpu_index = gpu.index;
+  r.gpu_index = gpu.node_index;
   r.gpu_uuid = gpu.uuid;
   return r;
 }

@@ -17,6 +17,8 @@ namespace gpuaccept::smoke {
 
 struct GpuDevice {
   int index = -1;    // CUDA index used; -1: none
+  int node_index = -1;  // the same GPU on its node, as nvidia-smi numbers it (hw/node_gpu_index.h):
+                        // what records name (Slurm's binding makes index 0 on every rank)
   int visible = 0;   // CUDA devices this rank sees
   std::string reason;  // why index is -1 ("no CUDA device: ...")
   std::string uuid, bus_id, name;
@@ -35,9 +37,12 @@ GpuDevice select_gpu(int local_rank);
 
 // "GPU-2f4a...": the form NVML and nvidia-smi print.
 std::string format_cuda_uuid(const cudaUUID_t& u);
-// A record about `gpu` (gpu_index, gpu_uuid filled).
+// A record about `gpu` (gpu_index: its node_index; gpu_uuid).
 Record gpu_record(const GpuDevice& gpu, const std::string& test);
 // The NVML handle of the GPU with this CUDA PCI bus id.
 std::optional<Nvml::Device> nvml_device_for_bus_id(const std::string& cuda_bus_id);
+// The node index (hw/node_gpu_index.h) of the GPU at this CUDA PCI bus id; `cuda_index` the last
+// resort.
+int node_index_for_bus_id(const std::string& cuda_bus_id, const std::optional<Nvml::Device>& nvml, int cuda_index);
 
 }  // namespace gpuaccept::smoke

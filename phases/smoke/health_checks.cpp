@@ -7,7 +7,7 @@ namespace gpuaccept::smoke {
 
 namespace {
 Record tag(const GpuDevice& gpu, Record r) {
-  r.gpu_index = gpu.index;
+  r.gpu_index = gpu.node_index;
   r.gpu_uuid = gpu.uuid;
   return r;
 }

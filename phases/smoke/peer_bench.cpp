@@ -39,9 +39,10 @@ class DeviceGuard {  // restores the current device on scope exit
   int saved_ = 0;
 };
 
-Record peer_record(const PeerGpu& src, int dst, const char* test) {
+// Records and messages name GPUs by their node index (GpuDevice::node_index), as every phase's.
+Record peer_record(const PeerGpu& src, const PeerGpu& dst, const char* test) {
   Record r = gpu_record(src.info, test);
-  r.params = {{"src", std::to_string(src.info.index)}, {"dst", std::to_string(dst)}};
+  r.params = {{"src", std::to_string(src.info.node_index)}, {"dst", std::to_string(dst.info.node_index)}};
   return r;
 }
 
@@ -63,6 +64,7 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
     char bus_id[32] = {};
     GPUACCEPT_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, i));
     g.nvml = nvml_device_for_bus_id(bus_id);
+    g.info.node_index = node_index_for_bus_id(bus_id, g.nvml, i);
     g.stream = std::make_unique<CudaStream>();
     g.src = DeviceBuffer<std::uint64_t>(words);
     g.dst = DeviceBuffer<std::uint64_t>(words);
@@ -89,8 +91,8 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
     r.params["p2p"] = can[i][j] ? "1" : "0";
     if (!can[i][j]) {
       r.status = cfg.require_peer_access ? Status::Fail : Status::Pass;
-      r.message += fmt::format("; GPU {} cannot access GPU {} as a peer: the copy is staged through host memory{}", i,
-                               j, cfg.require_peer_access ? " (smoke.require_peer_access)" : "");
+      r.message += fmt::format("; GPU {} cannot access GPU {} as a peer: the copy is staged through host memory{}",
+                               gpus[i].info.node_index, gpus[j].info.node_index, cfg.require_peer_access ? " (smoke.require_peer_access)" : "");
     }
   };
 
@@ -109,14 +111,14 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
       a.stream->synchronize();
       const std::string check = check_pattern(
           b.dst.get(), true, words, [&](std::size_t w) { return pattern_word(seed_of(i), w); }, seed_of(i) + j);
-      Record r = peer_record(a, j, "peer_bandwidth");
+      Record r = peer_record(a, b, "peer_bandwidth");
       r.metric = "bandwidth";
       r.unit = "GB/s";
       r.value = bytes / (uni.median_ms * 1e-3) / 1e9;
       r.params["mode"] = "uni";
       r.status = check.empty() ? Status::Pass : Status::Fail;
-      r.message = fmt::format("GPU {} -> {}: {:.1f} GB/s over {}{}", i, j, r.value, format_bytes(static_cast<double>(bytes)),
-                              check.empty() ? "; copy verified" : "; " + check);
+      r.message = fmt::format("GPU {} -> {}: {:.1f} GB/s over {}{}", a.info.node_index, b.info.node_index, r.value,
+                              format_bytes(static_cast<double>(bytes)), check.empty() ? "; copy verified" : "; " + check);
       p2p_note(i, j, r);
       out.push_back(std::move(r));
 
@@ -124,11 +126,11 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
       const Timing lat = time_launches(
           s, [&] { GPUACCEPT_CUDA_CHECK(cudaMemcpyPeerAsync(b.dst.get(), j, a.src.get(), i, 8, s)); },
           {10.0, cfg.memory_repeats, 1.0});
-      Record l = peer_record(a, j, "peer_latency");
+      Record l = peer_record(a, b, "peer_latency");
       l.metric = "latency";
       l.unit = "us";
       l.value = lat.median_ms * 1e3;
-      l.message = fmt::format("GPU {} -> {}: {:.2f} us per 8-byte copy", i, j, l.value);
+      l.message = fmt::format("GPU {} -> {}: {:.2f} us per 8-byte copy", a.info.node_index, b.info.node_index, l.value);
       p2p_note(i, j, l);
       out.push_back(std::move(l));
 
@@ -149,12 +151,13 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
             GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
           },
           plan);
-      Record bir = peer_record(a, j, "peer_bandwidth");
+      Record bir = peer_record(a, b, "peer_bandwidth");
       bir.metric = "bandwidth";
       bir.unit = "GB/s";
       bir.value = 2.0 * bytes / (bi.median_ms * 1e-3) / 1e9;
       bir.params["mode"] = "bi";
-      bir.message = fmt::format("GPU {} <-> {}: {:.1f} GB/s both directions together", i, j, bir.value);
+      bir.message = fmt::format("GPU {} <-> {}: {:.1f} GB/s both directions together", a.info.node_index,
+                                b.info.node_index, bir.value);
       p2p_note(i, j, bir);
       out.push_back(std::move(bir));
     }
@@ -165,7 +168,7 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
   for (const auto& g : gpus) {
     if (!g.nvml) continue;
     Record r = eval_nvlink_traffic(g.links_before, health.nvlinks(*g.nvml), seconds, cfg.nvlink_crc_per_second);
-    r.gpu_index = g.info.index;
+    r.gpu_index = g.info.node_index;
     r.gpu_uuid = g.info.uuid;
     out.push_back(std::move(r));
   }

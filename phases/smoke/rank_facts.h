@@ -19,7 +19,7 @@ struct RankFacts {
   int local_rank = 0;
   std::string cpus;        // allowed CPUs, "0-3,8"
   int cuda_visible = 0;    // CUDA devices this rank sees
-  int gpu_index = -1;      // the one it uses; -1: none
+  int gpu_index = -1;      // the one it uses, numbered on its node (GpuDevice::node_index); -1: none
   std::string gpu_uuid, gpu_bus_id, gpu_reason;  // reason: why no GPU
   std::vector<std::string> visible_uuids;
   int nvml_gpus = 0;       // GPUs NVML sees on the node (all of them, not only this rank's)

@@ -34,7 +34,7 @@ RankFacts collect_rank_facts(const World& world, const GpuDevice& gpu) {
   f.local_rank = world.local_rank();
   f.cpus = format_cpu_list(current_affinity());
   f.cuda_visible = gpu.visible;
-  f.gpu_index = gpu.index;
+  f.gpu_index = gpu.node_index;
   f.gpu_uuid = gpu.uuid;
   f.gpu_bus_id = gpu.bus_id;
   f.gpu_reason = gpu.reason;

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 void to_json(json& j, const RankInfo& r) {
   j = {{"host", r.host},           {"nccl_host_id", r.nccl_host_id}, {"error", r.error},
-       {"device", r.device},       {"name", r.name},                 {"uuid", r.uuid},
+       {"device", r.device},       {"node_index", r.node_index},     {"name", r.name},  {"uuid", r.uuid},
        {"pci_bus_id", r.pci_bus_id}, {"mem_free", r.mem_free},        {"mem_total", r.mem_total},
        {"known", r.links.known},   {"nvml_index", r.links.nvml_index}, {"nvswitch", r.links.nvswitch},
        {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}};
@@ -23,6 +23,7 @@ void from_json(const json& j, RankInfo& r) {
   r.nccl_host_id = j.at("nccl_host_id");
   r.error = j.at("error");
   r.device = j.at("device");
+  r.node_index = j.at("node_index");
   r.name = j.at("name");
   r.uuid = j.at("uuid");
   r.pci_bus_id = j.at("pci_bus_id");

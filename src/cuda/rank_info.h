@@ -26,6 +26,7 @@ struct RankInfo {
   std::string nccl_host_id;  // NCCL_HOSTID where set: NCCL's idea of the host, else the hostname
   std::string error;         // non-empty: this rank cannot take part (no device, ...)
   int device = -1;
+  int node_index = -1;  // the GPU on its node, as nvidia-smi numbers it (hw/node_gpu_index.h); -1 unknown
   std::string name, uuid, pci_bus_id;
   std::size_t mem_free = 0, mem_total = 0;
   RankLinks links;

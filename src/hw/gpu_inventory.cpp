@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include "hw/node_gpu_index.h"
 #include "hw/nvml.h"
 
 namespace gpuaccept {
@@ -69,6 +70,7 @@ GpuInventory read_gpu_inventory() {
     if (!d) continue;
     GpuInfo g = describe(nvml, *d);
     g.nvml_index = i;
+    g.node_index = record_gpu_index(g.pci_bus_id, i, -1);
     inv.node_gpus.push_back(std::move(g));
     handles.push_back(*d);
   }
@@ -100,6 +102,7 @@ GpuInventory read_gpu_inventory() {
     GpuInfo g = it != inv.node_gpus.end() ? *it : GpuInfo{};
     g.cuda_index = c;
     if (g.pci_bus_id.empty()) g.pci_bus_id = bus;
+    if (g.node_index < 0) g.node_index = record_gpu_index(g.pci_bus_id, g.nvml_index, c);
     inv.visible.push_back(std::move(g));
   }
   if (inv.visible.empty() && inv.reason.empty()) inv.reason = "no GPU visible to this rank (CUDA device count 0)";
@@ -117,7 +120,7 @@ void to_json(nlohmann::json& j, const GpuInfo& g) {
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : g.nvlinks)
     links.push_back({{"link", l.link}, {"active", l.active}, {"remote", l.remote_bus_id}, {"remote_type", l.remote_type}});
-  j = {{"cuda_index", g.cuda_index}, {"nvml_index", g.nvml_index}, {"name", g.name},
+  j = {{"cuda_index", g.cuda_index}, {"nvml_index", g.nvml_index}, {"node_index", g.node_index}, {"name", g.name},
        {"uuid", g.uuid},             {"pci_bus_id", g.pci_bus_id}, {"memory_bytes", g.memory_bytes},
        {"compute_capability", g.compute_capability}, {"mig_enabled", opt(g.mig_enabled)},
        {"ecc_enabled", opt(g.ecc_enabled)},          {"numa_node", opt(g.numa_node)},

@@ -21,6 +21,7 @@ struct NvLink {
 struct GpuInfo {
   int cuda_index = -1;  // as this rank sees it; -1 for GPUs not visible to it
   int nvml_index = -1;
+  int node_index = -1;  // on its node, as nvidia-smi numbers it (hw/node_gpu_index.h): what records name
   std::string name, uuid, pci_bus_id;
   unsigned long long memory_bytes = 0;
   std::string compute_capability;  // "9.0"

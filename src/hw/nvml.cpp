@@ -95,6 +95,12 @@ std::string Nvml::pci_bus_id(Device d) const {
   return call(*this, "nvmlDeviceGetPciInfo_v3", d, &pci) == NVML_SUCCESS ? pci.busId : "";
 }
 
+std::optional<unsigned> Nvml::index(Device d) const {
+  unsigned i = 0;
+  if (call(*this, "nvmlDeviceGetIndex", d, &i) == NVML_SUCCESS) return i;
+  return std::nullopt;
+}
+
 std::optional<unsigned long long> Nvml::memory_total(Device d) const {
   nvmlMemory_t m{};
   if (call(*this, "nvmlDeviceGetMemoryInfo", d, &m) == NVML_SUCCESS) return m.total;

@@ -33,6 +33,7 @@ class Nvml {
   std::string name(Device d) const;
   std::string uuid(Device d) const;
   std::string pci_bus_id(Device d) const;
+  std::optional<unsigned> index(Device d) const;  // NVML's own numbering (nvmlDeviceGetIndex)
   std::optional<unsigned long long> memory_total(Device d) const;
   std::optional<std::pair<int, int>> compute_capability(Device d) const;
   std::optional<bool> mig_enabled(Device d) const;

@@ -40,7 +40,7 @@ struct Record {
   std::string array_task_id;  // SLURM_ARRAY_TASK_ID
   int rank = kRankUnset;      // kJobLevel: a record about the whole job, written by rank 0
   std::string node;
-  int gpu_index = -1;  // CUDA device index as the rank sees it; -1: not about one GPU
+  int gpu_index = -1;  // the GPU on its node, as nvidia-smi numbers it (hw/node_gpu_index.h); -1: not about one GPU
   std::string gpu_uuid;
   std::string test;    // e.g. "gpus_per_node", "all_reduce"
   std::string metric;  // e.g. "busbw"; "" for a pure check
