@@ -196,7 +196,8 @@ void run_smoke(PhaseContext& ctx, const SmokeOptions& opts) {
   const SmokeConfig cfg = load_smoke_config(ctx.config);
   const GpuDevice gpu = select_gpu(ctx.world.local_rank());
   if (gpu.present())
-    log_info("GPU {} of {}: {} {} ({})", gpu.index, gpu.visible, gpu.name, gpu.uuid, gpu.bus_id);
+    log_info("GPU {} of the node (CUDA device {} of {} visible): {} {} ({})", gpu.node_index, gpu.index, gpu.visible,
+             gpu.name, gpu.uuid, gpu.bus_id);
   else
     log_info("no GPU: {}", gpu.reason);
   Runner runner(ctx, cfg, gpu, opts.peer_matrix);
