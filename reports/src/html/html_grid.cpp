@@ -37,14 +37,24 @@ std::string node_grid_section(const Report& r) {
     for (int i = 0; i < g.gpus; ++i) rows += grid_cell(g.cell(node, i), fmt::format("{} GPU {}", node, i));
     rows += grid_cell(g.cell(node, kNodeColumn), node) + "</tr>\n";
   }
+  // GPUs that share a column: the grid cannot say which of them a cell means; the records can
+  // (their UUIDs). Written before GPUs were numbered on their node.
+  std::string ambiguous;
+  if (!g.ambiguous.empty()) {
+    std::string items;
+    for (const auto& a : g.ambiguous) items += "<li>" + html_escape(a) + "</li>";
+    ambiguous = fmt::format(R"(<div class="notice warn"><p>Some GPU columns mix several GPUs: the records name different GPUs (UUIDs) by one index. The results were written by a build that numbered each rank's GPU by its CUDA index, which Slurm's binding makes 0 on every rank, or the driver's GPU list was hidden from the ranks. Tell the GPUs apart by their UUIDs (<code>gpu_uuid</code> in summary.json).</p><ul>{}</ul></div>
+)",
+                            items);
+  }
   return fmt::format(R"(<section id="nodes"><h2>Nodes and GPUs</h2>
 <p class="muted">Worst level of every check and rule verdict about each GPU; hover a cell for what is wrong. ◆ marks a fleet outlier: a value well off the median of its peers.</p>
-<table class="grid"><thead><tr>{}</tr></thead>
+{}<table class="grid"><thead><tr>{}</tr></thead>
 <tbody>
 {}</tbody></table>
 </section>
 )",
-                     head, rows);
+                     ambiguous, head, rows);
 }
 
 }  // namespace gpuaccept::report

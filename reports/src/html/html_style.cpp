@@ -95,6 +95,7 @@ td.cell.fail { color: var(--fail); background: var(--fail-bg); }
 td.cell.error { color: var(--error); background: var(--error-bg); }
 td.cell.skip, td.cell.empty { color: var(--skip); background: var(--skip-bg); }
 .outlier { font-size: 12px; }
+.notice.warn { color: var(--warn); background: var(--warn-bg); border-left: 4px solid #d4a72c; padding: 4px 12px; margin: 8px 0; }
 
 table.inventory td.differs { background: var(--warn-bg); color: var(--warn); font-weight: 600; }
 ul.problems { color: var(--fail); }

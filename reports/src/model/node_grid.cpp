@@ -1,8 +1,10 @@
 #include "model/node_grid.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "thresholds/record_label.h"
 
@@ -38,8 +40,10 @@ NodeGrid build_node_grid(const std::vector<std::string>& known_nodes, const std:
                          const std::vector<RuleVerdict>& verdicts) {
   NodeGrid g;
   for (const auto& n : known_nodes) add_node(g, n);
+  std::map<std::pair<std::string, int>, std::set<std::string>> uuids;  // (node, GPU index) -> the GPUs named so
   for (const auto& r : records) {
     if (r.node.empty()) continue;  // about the whole job: shown in the phase tables
+    if (r.gpu_index >= 0 && !r.gpu_uuid.empty()) uuids[{r.node, r.gpu_index}].insert(r.gpu_uuid);
     GridCell& c = cell_of(g, r);
     const Level l = level_of(r.status);
     c.tally.add(l);
@@ -54,6 +58,10 @@ NodeGrid build_node_grid(const std::vector<std::string>& known_nodes, const std:
     c.outlier = c.outlier || v.check == RuleCheck::FleetBelow || v.check == RuleCheck::FleetAbove;
     c.notes.push_back(fmt::format("{} {}: {}", to_string(l), v.rule.name, v.message));
   }
+  for (const auto& [at, names] : uuids)
+    if (names.size() > 1)
+      g.ambiguous.push_back(fmt::format("{} GPU {} is {} different GPUs in the records ({}): that column mixes them",
+                                        at.first, at.second, names.size(), fmt::join(names, ", ")));
   return g;
 }
 

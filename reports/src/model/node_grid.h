@@ -28,6 +28,10 @@ struct NodeGrid {
   std::vector<std::string> nodes;  // rows
   int gpus = 0;                    // columns 0..gpus-1, plus kNodeColumn
   std::map<std::pair<std::string, int>, GridCell> cells;
+  // One sentence per (node, GPU index) that records give to more than one GPU (distinct UUIDs):
+  // that column mixes those GPUs. Files written before GPUs were numbered on their node
+  // (hw/node_gpu_index.h) name every GPU that Slurm bound to one rank "GPU 0".
+  std::vector<std::string> ambiguous;
   std::unordered_map<std::string, int> row_of;  // node -> its index in `nodes` (1,024 nodes: no linear search per record)
 
   const GridCell* cell(const std::string& node, int gpu) const;

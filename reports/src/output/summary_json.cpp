@@ -83,6 +83,7 @@ json summary_head(const Report& r) {
   j["incomplete_reasons"] = r.incomplete_reasons;
   j["nodes_to_drain"] = node_action_json(r.node_actions.drain);
   j["nodes_to_watch"] = node_action_json(r.node_actions.watch);
+  j["gpu_numbering_ambiguous"] = r.grid.ambiguous;  // node_grid.h: GPU columns that mix several GPUs
   j["unattributed_failures"] = r.node_actions.unattributed_failures;
   j["worst_level"] = to_string(r.verdict);
   j["counts"] = {{"checks", tally_json(r.check_counts)}, {"rules", tally_json(r.rule_counts)}};
