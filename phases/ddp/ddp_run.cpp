@@ -197,7 +197,7 @@ void DdpPhase::train(const train::TokenSource& data) {
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();
-    RunSummary summary(ctx_, config_, *model, device_.name, data.loss_floor());
+    RunSummary summary(ctx_, config_, *model, device_, data.loss_floor());
     if (config_.checkpoint.enabled)
       drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
                                                        trainer->state());

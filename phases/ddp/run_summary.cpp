@@ -16,9 +16,9 @@ namespace gpuaccept::ddp {
 
 using train::gather_doubles;
 
-RunSummary::RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
+RunSummary::RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, RankDevice device,
                        std::optional<double> loss_floor)
-    : ctx_(ctx), config_(config), model_(model), gpu_name_(std::move(gpu_name)), loss_floor_(loss_floor) {}
+    : ctx_(ctx), config_(config), model_(model), device_(std::move(device)), loss_floor_(loss_floor) {}
 
 double RunSummary::tokens_per_step() const {
   return static_cast<double>(model_.tokens_per_micro_batch()) * config_.grad_accum;
@@ -64,7 +64,11 @@ void RunSummary::record_scale(const TrainRun& run) {
   // scale: how the GPUs trained (all together, each node, each GPU alone); gpus: how many
   // averaged gradients in one communicator, for threshold rules written per GPU count.
   const Params scale{{"scale", run.label}, {"gpus", std::to_string(run.comm_size)}};
-  out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
+  // This GPU's: named as smoke names it, so that the node grid and the fleet rule's warning
+  // point at the card.
+  Record& mine = out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);
+  mine.gpu_index = device_.node_index;
+  mine.gpu_uuid = device_.uuid;
 
   const auto rates = gather_doubles(world, {rate});
   if (world.rank() != 0) return;
@@ -76,13 +80,13 @@ void RunSummary::record_scale(const TrainRun& run) {
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
   const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
-  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(gpu_name_);
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(device_.name);
   if (peak > 0) {
     out.measure("mfu", "mfu", 100.0 * per_gpu * flops / (peak * 1e12), "%", scale).message =
         fmt::format("{:.3g} training FLOPs per token x {:.0f} tokens/s per GPU / {} TFLOP/s dense bf16 peak ({})",
-                    flops, per_gpu, peak, config_.peak_tflops > 0 ? "ddp.peak_tflops" : gpu_name_);
+                    flops, per_gpu, peak, config_.peak_tflops > 0 ? "ddp.peak_tflops" : device_.name);
   } else {
-    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", gpu_name_), scale);
+    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", device_.name), scale);
   }
   log_rank0("ddp: {}: {:.0f} tokens/s per GPU, {:.0f} in total; step {:.1f} ms = forward {:.1f} + backward {:.1f} + "
             "exposed communication {:.1f} + optimizer {:.1f}; {:.1f} ms a step on the host's clock",

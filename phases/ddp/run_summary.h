@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/rank_device.h"
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/run_stats.h"
@@ -19,7 +20,8 @@ namespace gpuaccept::ddp {
 
 class RunSummary {
  public:
-  RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, std::string gpu_name,
+  // device: this rank's GPU, named by the per-GPU records (its model name for the MFU's peak).
+  RunSummary(PhaseContext& ctx, const DdpConfig& config, const gpu::GptModel& model, RankDevice device,
              std::optional<double> loss_floor);
 
   void record_training(const TrainRun& run);              // collective
@@ -33,7 +35,7 @@ class RunSummary {
   PhaseContext& ctx_;
   const DdpConfig& config_;
   const gpu::GptModel& model_;
-  std::string gpu_name_;
+  RankDevice device_;
   std::optional<double> loss_floor_;
   std::vector<double> global_losses_;          // the all-GPU run: mean over ranks per step
   std::map<std::string, double> per_gpu_rate_;  // scale -> tokens/s per GPU (mean over ranks)

@@ -403,7 +403,7 @@ void FsdpLoraPhase::start_training() {
               buckets.size(), config_.bucket_mib, buckets.front().low_layer,
               static_cast<double>(buckets.back().count * sizeof(float)) / (1 << 20));
   }
-  summary_ = std::make_unique<FsdpSummary>(ctx_, config_, device_.name, data_->loss_floor());
+  summary_ = std::make_unique<FsdpSummary>(ctx_, config_, device_, data_->loss_floor());
 
   // The checkpoint drill (train/checkpoint_drill.h): the LoRA state (with include_base the base's
   // shards too) saved during the main run, restored and resumed after it.

@@ -26,9 +26,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 using train::gather_doubles;
 
-FsdpSummary::FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, std::string gpu_name,
+FsdpSummary::FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, RankDevice device,
                          std::optional<double> loss_floor)
-    : ctx_(ctx), config_(config), gpu_name_(std::move(gpu_name)), loss_floor_(loss_floor) {}
+    : ctx_(ctx), config_(config), device_(std::move(device)), loss_floor_(loss_floor) {}
 
 double FsdpSummary::tokens_per_step() const {
   return static_cast<double>(config_.micro_batch) * config_.seq_len * config_.grad_accum;
@@ -93,7 +93,11 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   Params scale = shape_params();
   scale["scale"] = run.label;
   scale["gpus"] = std::to_string(run.comm_size);
-  out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);  // this GPU
+  // This GPU's: named as smoke names it, so that the node grid and the fleet rule's warning
+  // point at the card.
+  Record& mine = out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);
+  mine.gpu_index = device_.node_index;
+  mine.gpu_uuid = device_.uuid;
   const double g_ms = median_after(gather_ms, config_.timing_skip);
   const double g_exposed = median_after(exposed_ms, config_.timing_skip);
   const double g_bytes = median_after(gather_bytes, config_.timing_skip);
@@ -136,14 +140,14 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
       fmt::format("hardware TFLOP/s per GPU: {:.4g} FLOPs per token x {:.0f} tokens/s per GPU (anchor's count: {:.4g} "
                   "TFLOP/s)",
                   flops, per_gpu, per_gpu * anchor / 1e12);
-  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(gpu_name_);
+  const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(device_.name);
   if (peak > 0) {
     p["peak_tflops"] = fmt::format("{}", peak);
     out.measure("mfu", "mfu", 100.0 * tflops / peak, "%", p).message =
         fmt::format("{:.4g} TFLOP/s per GPU / {} TFLOP/s dense bf16 peak ({})", tflops, peak,
-                    config_.peak_tflops > 0 ? "fsdp_lora.peak_tflops" : gpu_name_);
+                    config_.peak_tflops > 0 ? "fsdp_lora.peak_tflops" : device_.name);
   } else {
-    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set fsdp_lora.peak_tflops", gpu_name_), p);
+    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set fsdp_lora.peak_tflops", device_.name), p);
   }
   log_rank0("fsdp-lora: {}: {:.0f} tokens/s per GPU, {:.0f} in total, {:.1f} TFLOP/s per GPU; step {:.1f} ms = forward "
             "{:.1f} + backward {:.1f} + exposed all-reduce {:.1f} + optimizer {:.1f}; all-gathers {:.1f} ms a step, "

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/rank_device.h"
 #include "fsdp-lora/fsdp_config.h"
 #include "fsdp-lora/fsdp_trainer.h"
 #include "fsdp-lora/memory_plan.h"
@@ -21,7 +22,8 @@ namespace gpuaccept::fsdp {
 
 class FsdpSummary {
  public:
-  FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, std::string gpu_name, std::optional<double> loss_floor);
+  // device: this rank's GPU, named by the per-GPU records (its model name for the MFU's peak).
+  FsdpSummary(PhaseContext& ctx, const FsdpConfig& config, RankDevice device, std::optional<double> loss_floor);
 
   void record_training(const FsdpRun& run);                // collective
   void record_replicas(const std::vector<float>& lora);    // collective
@@ -40,7 +42,7 @@ class FsdpSummary {
  private:
   PhaseContext& ctx_;
   const FsdpConfig& config_;
-  std::string gpu_name_;
+  RankDevice device_;
   std::optional<double> loss_floor_;
   std::vector<double> losses_;                  // the all-GPU run's mean loss per step (every rank)
   std::map<std::string, double> per_gpu_rate_;  // rank 0: tokens/s per GPU by scale

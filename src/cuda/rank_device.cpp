@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_check.h"
+#include "hw/node_gpu_index.h"
 
 namespace gpuaccept {
 
@@ -32,6 +33,7 @@ RankDevice choose_rank_device(const World& world) {
   const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
   for (int i = 0; i < 16; ++i) d.uuid += fmt::format("{}{:02x}", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
   d.pci_bus_id = fmt::format("{:08x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+  d.node_index = record_gpu_index(d.pci_bus_id, -1, d.index);
   return d;
 }
 

@@ -15,6 +15,8 @@ struct RankDevice {
   std::string name;    // "NVIDIA H200"
   std::string uuid;    // "GPU-5b3e...": tells two ranks on one GPU apart from two GPUs
   std::string pci_bus_id;  // "00000000:18:00.0"
+  int node_index = -1;     // the GPU on its node, as nvidia-smi numbers it (hw/node_gpu_index.h):
+                           // what records about it name; index where the driver lists no GPUs
   std::string reason;  // why index is -1: "no CUDA device: ...", or more ranks than GPUs on this node
 };
 
