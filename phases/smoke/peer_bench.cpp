@@ -92,7 +92,8 @@ std::vector<Record> measure_peer_matrix(int count, const SmokeConfig& cfg) {
     if (!can[i][j]) {
       r.status = cfg.require_peer_access ? Status::Fail : Status::Pass;
       r.message += fmt::format("; GPU {} cannot access GPU {} as a peer: the copy is staged through host memory{}",
-                               gpus[i].info.node_index, gpus[j].info.node_index, cfg.require_peer_access ? " (smoke.require_peer_access)" : "");
+                               gpus[i].info.node_index, gpus[j].info.node_index,
+                               cfg.require_peer_access ? " (smoke.require_peer_access)" : "");
     }
   };
 
