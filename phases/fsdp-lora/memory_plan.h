@@ -49,7 +49,8 @@ struct MemoryPlan {
   std::uint64_t base_shards_gpu = 0;   // this rank's shards (layers, embedding, head) and the final norm;
                                        // with offload only the final norm (the shards are copied into
                                        // their slot of the gather buffers: no staging)
-  std::uint64_t layer_gather = 0;      // prefetch_layers + 1 full padded layers
+  std::uint64_t layer_gather = 0;      // prefetch_layers + 1 full padded layers (none on one GPU
+                                       // without offload: base_footprint)
   std::uint64_t vocab_gather = 0;      // the full embedding or head (used at different times: one buffer)
   // LoRA: weights, master and gradients whole on every rank; the AdamW moments whole too, or
   // (fsdp_lora.grad_reduce reduce_scatter) of this rank's slice only

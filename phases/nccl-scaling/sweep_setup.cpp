@@ -3,7 +3,6 @@
 #include "nccl-scaling/sweep.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -14,6 +13,7 @@
 #include "cuda/rank_device.h"
 #include "hw/gpu_inventory.h"
 #include "hw/host_inventory.h"
+#include "hw/node_gpu_index.h"
 #include "nccl-scaling/nccl_env.h"
 #include "nccl-scaling/sweep_internal.h"
 #include "common/json_text.h"
@@ -25,16 +25,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kGiB = std::size_t{1} << 30;
-
-// NVML "00000000:1B:00.0" vs CUDA "0000:1b:00.0": the bus, device and function decide.
-bool same_pci(const std::string& a, const std::string& b) {
-  auto tail = [](const std::string& s) {
-    std::string t = s.size() >= 7 ? s.substr(s.size() - 7) : s;
-    for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
-  return !a.empty() && !b.empty() && tail(a) == tail(b);
-}
 
 // This rank's GPU and links, as NVML and sysfs describe them.
 RankInfo describe_rank(World& world) {
@@ -61,7 +51,7 @@ RankInfo describe_rank(World& world) {
     for (const auto& l : g.nvlinks) {
       if (!l.active) continue;
       const bool to_gpu = std::any_of(inv.node_gpus.begin(), inv.node_gpus.end(),
-                                      [&](const GpuInfo& o) { return same_pci(o.pci_bus_id, l.remote_bus_id); });
+                                      [&](const GpuInfo& o) { return same_pci_address(o.pci_bus_id, l.remote_bus_id); });
       if (!to_gpu) me.links.nvswitch = true;  // the far end is an NVSwitch
     }
     if (g.nvml_index >= 0 && g.nvml_index < static_cast<int>(inv.nvlink_matrix.size()))

@@ -1,6 +1,5 @@
 #include "smoke/gpu_device.h"
 
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -10,12 +9,6 @@
 namespace gpuaccept::smoke {
 
 namespace {
-std::string last12_upper(const std::string& bus) {
-  std::string s = bus.size() > 12 ? bus.substr(bus.size() - 12) : bus;
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string bus_id_of(int device) {
   char buf[32] = {};
   GPUACCEPT_CUDA_CHECK(cudaDeviceGetPCIBusId(buf, sizeof buf, device));
@@ -37,9 +30,9 @@ std::optional<Nvml::Device> nvml_device_for_bus_id(const std::string& cuda_bus_i
   const Nvml& nvml = Nvml::instance();
   if (!nvml.available()) return std::nullopt;
   if (auto d = nvml.device_by_pci_bus_id(cuda_bus_id)) return d;
-  // NVML writes an 8-digit domain, CUDA a 4-digit one: compare the rest.
+  // NVML writes an 8-digit domain, CUDA a 4-digit one.
   for (int i = 0; i < nvml.device_count(); ++i)
-    if (auto d = nvml.device_by_index(static_cast<unsigned>(i)); d && last12_upper(nvml.pci_bus_id(*d)) == last12_upper(cuda_bus_id))
+    if (auto d = nvml.device_by_index(static_cast<unsigned>(i)); d && same_pci_address(nvml.pci_bus_id(*d), cuda_bus_id))
       return d;
   return std::nullopt;
 }

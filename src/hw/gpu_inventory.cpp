@@ -1,7 +1,6 @@
 #include "hw/gpu_inventory.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -14,17 +13,6 @@ namespace gpuaccept {
 std::string format_cuda_version(int v) { return v > 0 ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : ""; }
 
 namespace {
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// NVML writes "00000000:1B:00.0", CUDA "0000:1b:00.0": compare the last 12 characters.
-bool same_bus(const std::string& a, const std::string& b) {
-  if (a.size() < 12 || b.size() < 12) return false;
-  return upper(a.substr(a.size() - 12)) == upper(b.substr(b.size() - 12));
-}
 
 GpuInfo describe(const Nvml& nvml, Nvml::Device d) {
   GpuInfo g;
@@ -83,7 +71,7 @@ GpuInventory read_gpu_inventory() {
   for (std::size_t i = 0; i < n; ++i) {
     for (const auto& l : inv.node_gpus[i].nvlinks)
       for (std::size_t j = 0; j < n; ++j)
-        if (l.active && j != i && same_bus(l.remote_bus_id, inv.node_gpus[j].pci_bus_id)) ++inv.nvlink_matrix[i][j];
+        if (l.active && j != i && same_pci_address(l.remote_bus_id, inv.node_gpus[j].pci_bus_id)) ++inv.nvlink_matrix[i][j];
     for (std::size_t j = 0; j < n; ++j)
       if (j != i) inv.nvlink_matrix[i][j] += std::min(switch_links[i], switch_links[j]);
     for (std::size_t j = 0; j < n; ++j) inv.pcie_matrix[i][j] = i == j ? "X" : nvml.pcie_path(handles[i], handles[j]);
@@ -98,7 +86,7 @@ GpuInventory read_gpu_inventory() {
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, c) != cudaSuccess) continue;
     auto it = std::find_if(inv.node_gpus.begin(), inv.node_gpus.end(),
-                           [&](const GpuInfo& g) { return same_bus(g.pci_bus_id, bus); });
+                           [&](const GpuInfo& g) { return same_pci_address(g.pci_bus_id, bus); });
     GpuInfo g = it != inv.node_gpus.end() ? *it : GpuInfo{};
     g.cuda_index = c;
     if (g.pci_bus_id.empty()) g.pci_bus_id = bus;

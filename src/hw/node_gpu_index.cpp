@@ -32,6 +32,11 @@ std::optional<PciAddress> parse_pci_address(std::string_view text) {
   return PciAddress{*domain, *bus, *device, *function};
 }
 
+bool same_pci_address(std::string_view a, std::string_view b) {
+  const auto x = parse_pci_address(a), y = parse_pci_address(b);
+  return x && y && *x == *y;
+}
+
 std::optional<int> node_gpu_index(const std::string& pci_bus_id, const std::filesystem::path& gpus_dir) {
   const std::optional<PciAddress> mine = parse_pci_address(pci_bus_id);
   if (!mine) return std::nullopt;

@@ -24,6 +24,9 @@ struct PciAddress {
 // "0000:00:06.0" (CUDA, the driver's directories) or "00000000:00:06.0" (NVML), any case;
 // nullopt for anything else.
 std::optional<PciAddress> parse_pci_address(std::string_view text);
+// Whether two spellings name one PCI device (NVML's 8-digit domain against CUDA's 4, any case);
+// false when either is no address.
+bool same_pci_address(std::string_view a, std::string_view b);
 
 // The place of `pci_bus_id` among the PCI addresses named in `gpus_dir`, in PCI order; nullopt
 // when the directory cannot be read or does not name it.

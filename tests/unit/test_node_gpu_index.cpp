@@ -21,6 +21,10 @@ TEST_CASE("PCI addresses parse in CUDA's, NVML's and the driver's spellings", "[
   CHECK(parse_pci_address("0000:00:06.1")->function == 1);
   for (const char* bad : {"", "GPU-1234", "0000:1b:00", "0000:1b.00.0", "0000::00.0", "zz00:1b:00.0", "0000:1b:00.0x"})
     CHECK_FALSE(parse_pci_address(bad));
+  CHECK(same_pci_address("00000000:1B:00.0", "0000:1b:00.0"));
+  CHECK_FALSE(same_pci_address("0000:1b:00.0", "0000:1c:00.0"));
+  CHECK_FALSE(same_pci_address("0001:1b:00.0", "0000:1b:00.0"));  // another PCI domain
+  CHECK_FALSE(same_pci_address("", ""));
 }
 
 TEST_CASE("the node index is the place in PCI order among the driver's GPUs", "[hw]") {
