@@ -68,6 +68,7 @@ class CheckpointDrill {
   bool saved_ = false;
   std::uint64_t main_checksum_ = 0;  // after last_step() of the main run
   double save_write_gbps_ = 0;       // aggregate, for the efficiency record
+  std::string save_slowest_;         // the slowest rank's file time split, for the efficiency record
 
   void record_save(const CheckpointSave& save);
 };

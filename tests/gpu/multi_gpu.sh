@@ -89,7 +89,7 @@ if want faults; then
 fi
 if want pipeline; then
   run_step pipeline 170 tests/gpu/pipeline.sh quick
-  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE)|failed:|Gres=' "$work/pipeline.log" | head -n 30
+  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE)|^  [A-Z]+: |Gres=' "$work/pipeline.log" | head -n 30
 fi
 if want ddp; then
   TORCH_MODES=compile run_step ddp 200 tests/gpu/ddp_vs_torch.sh "$ngpu"
@@ -119,7 +119,7 @@ if want nccl; then
 fi
 if want full; then
   run_step full 420 tests/gpu/pipeline.sh full
-  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE|WARN)|failed:' "$work/full.log" | head -n 30
+  grep -E '^pipeline |^  [a-z-]+ +(PASS|FAIL|SKIP|ERROR|INCOMPLETE|WARN)|^  [A-Z]+: ' "$work/full.log" | head -n 30
 fi
 if want base; then
   FSDP_SLURM=$ngpu run_step base 300 tests/gpu/fsdp_base_paths.sh

@@ -51,7 +51,9 @@ for p in s["phases"]:
     checks = " ".join(f"{k}={v}" for k, v in p["checks"].items())
     print(f"  {p['phase']:<13} {p['status']:<6} checks: {checks}")
 for f in s.get("failures", [])[:20]:
-    print(f"  failed: {f.get('phase', '')} {f.get('test', f.get('rule', ''))}: {f.get('message', '')[:200]}")
+    # failures holds warnings too (a WARN rule leaves the verdict PASS): each says which
+    print(f"  {f.get('outcome', f.get('status', 'FAIL'))}: {f.get('phase', '')} {f.get('test', f.get('rule', ''))}: "
+          f"{f.get('message', '')[:200]}")
 EOF
   # What an operator would have to learn to ignore: job log lines that are neither the
   # phases' own ("[phase rN/M host] ...", "gpuaccept: ...") nor the report's.
