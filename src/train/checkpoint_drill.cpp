@@ -40,10 +40,12 @@ std::vector<RankIo> gather_io(World& world, const RankIo& mine) {
   return all;
 }
 
-// Where a write's seconds went: filling the page cache, then fsync waiting for the disk. Where
-// the checkpoint trails the yardstick, this says which half it loses in.
+// Where a write's seconds went: in write() (hashing, copying into the page cache and, for the
+// checkpoint's writer, the disk's writeback it starts behind itself), then in fsync waiting for
+// what the disk has left. Where the checkpoint trails the yardstick, this says which half it
+// loses in.
 std::string write_split(double write_s, double fsync_s) {
-  return fmt::format("{:.3f} s into the page cache, {:.3f} s fsync", write_s - fsync_s, fsync_s);
+  return fmt::format("{:.3f} s in write(), {:.3f} s in fsync", write_s - fsync_s, fsync_s);
 }
 
 std::string host_of(World& world, int rank) {

@@ -12,10 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include "common/error.h"
@@ -138,6 +140,41 @@ TEST_CASE("a tensor of many write chunks, hashed on its own thread ahead of the 
   std::vector<float> back(big.size());
   f.read_elements("big", 0, big.size(), back.data());
   CHECK(back == big);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("writeback started behind the writer, at any window, leaves the same file and hashes as none") {
+  // The window only moves the disk's work earlier (sync_file_range without waiting): the bytes
+  // on disk and the checksums must not depend on it, whether it falls inside a write chunk, on
+  // a chunk's edge or never.
+  const fs::path dir = testing::fresh_dir("st-writer-writeback");
+  std::vector<float> big((3u << 20) + 5);  // 12 MiB + 20 bytes: hashed ahead, three write chunks
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 7919) * 0.25f;
+  const std::vector<std::uint16_t> small{0x3f80, 0x4000, 0x4040};
+  const auto write = [&](const fs::path& path, std::uint64_t window) {
+    return write_safetensors(path,
+                             {{"small", Dtype::bf16, {3}, small.data()},
+                              {"big", Dtype::f32, {static_cast<std::int64_t>(big.size())}, big.data()}},
+                             {{"step", "7"}}, window);
+  };
+  const WrittenFile none = write(dir / "none.safetensors", 0);
+  const auto bytes_of = [](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string expected = bytes_of(dir / "none.safetensors");
+  REQUIRE(expected.size() == none.bytes);
+  for (const std::uint64_t window : {std::uint64_t{1}, std::uint64_t{4096}, std::uint64_t{4} << 20, std::uint64_t{5} << 20,
+                                     kWritebackWindow}) {
+    CAPTURE(window);
+    const fs::path path = dir / fmt::format("w{}.safetensors", window);
+    const WrittenFile w = write(path, window);
+    CHECK(w.bytes == none.bytes);
+    REQUIRE(w.tensors.size() == 2);
+    CHECK(w.tensors[0].xxh3 == none.tensors[0].xxh3);
+    CHECK(w.tensors[1].xxh3 == XXH3_64bits(big.data(), big.size() * 4));
+    CHECK(bytes_of(path) == expected);
+  }
   fs::remove_all(dir);
 }
 
