@@ -28,7 +28,7 @@ struct RankWrite {
   std::uint64_t bytes = 0;
   double stage_s = 0;  // getting the state into host memory (GPU: device to host copies)
   double write_s = 0;  // its file: open to fsync done
-  double fsync_s = 0;  // of write_s, the fsync (the rest: hashing, copying into the page cache, the writeback started early)
+  double fsync_s = 0;  // of write_s, the fsync (the rest: write_safetensors' hashing, copying, early writeback)
   std::string error;   // "" when written
 };
 

@@ -37,7 +37,9 @@ struct WrittenFile {
   std::uint64_t bytes = 0;  // the whole file
   std::vector<WrittenTensor> tensors;
   double write_s = 0;  // open to fsync done
-  double fsync_s = 0;  // of write_s, the fsync: the rest is hashing, copying into the page cache and the writeback started behind the writer
+  // Of write_s, the fsync; the rest is hashing, copying into the page cache and the writeback
+  // started behind the writer (kWritebackWindow).
+  double fsync_s = 0;
 };
 
 // Data section's alignment in the file: whole pages, so the data's writes are page-aligned.

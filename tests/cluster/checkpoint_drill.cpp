@@ -11,12 +11,13 @@
 //       which may differ from the one that saved it) and compares it with the values that step
 //       must hold. Prints "restore: step S from DIR: every value as saved" (rank 0) and what was
 //       passed over; exit 1 and the error (naming the file and tensor) when a file is refused.
-//   checkpoint-drill bench DIR BYTES [ROUNDS]
+//   checkpoint-drill bench DIR BYTES [ROUNDS [WINDOW_MIB]]
 //       no Slurm, one process: a rank file of BYTES (write_safetensors: the checkpoint's writer,
 //       XXH3 and fsync included), the same with writeback left to its fsync, and the drill's
 //       dd-style write of the same bytes (sequential_write), in turn ROUNDS times (default 3)
 //       into DIR; one line each, GB/s and where the seconds went, and the median ratios: the
-//       checkpoint-vs-dd comparison without a GPU (tests/gpu/checkpoint_bench.sh).
+//       checkpoint-vs-dd comparison without a GPU (tests/gpu/checkpoint_bench.sh). WINDOW_MIB:
+//       the writer's writeback window (default kWritebackWindow's 64 MiB).
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
@@ -57,14 +58,14 @@ CheckpointManifest header(std::uint64_t elements) {
 int usage() {
   std::fprintf(stderr, "usage: checkpoint-drill save ROOT STEP [--elements N] [--die-rank R]\n"
                        "       checkpoint-drill restore ROOT [--elements N]\n"
-                       "       checkpoint-drill bench DIR BYTES [ROUNDS]\n");
+                       "       checkpoint-drill bench DIR BYTES [ROUNDS [WINDOW_MIB]]\n");
   return 2;
 }
 
 // The bench mode: the checkpoint writer against the dd-style write, alternately, and the writer
 // again with writeback left to the kernel until its fsync (what it did before kWritebackWindow).
-int bench(const fs::path& dir, std::uint64_t bytes, int rounds) {
-  if (bytes < 4 || rounds < 1) return usage();
+int bench(const fs::path& dir, std::uint64_t bytes, int rounds, std::uint64_t window) {
+  if (bytes < 4 || rounds < 1 || window == 0) return usage();
   fs::create_directories(dir);
   // State-like data (not one repeated block): what a checkpoint writes comes from memory.
   std::vector<float> data(bytes / 4);
@@ -78,7 +79,7 @@ int bench(const fs::path& dir, std::uint64_t bytes, int rounds) {
   };
   std::vector<double> ratios, late_ratios;
   for (int r = 1; r <= rounds; ++r) {
-    const WrittenFile w = write(kWritebackWindow);
+    const WrittenFile w = write(window);
     const WrittenFile late = write(0);
     double dd_fsync_s = 0;
     const double dd_s = sequential_write(dir / "bench.dd", data.size() * 4, &dd_fsync_s);
@@ -95,9 +96,10 @@ int bench(const fs::path& dir, std::uint64_t bytes, int rounds) {
   }
   std::sort(ratios.begin(), ratios.end());
   std::sort(late_ratios.begin(), late_ratios.end());
-  std::printf("median: checkpoint writer at %.0f%% of the dd-style write, %.0f%% with writeback left to the fsync "
-              "(%llu bytes, %d rounds)\n",
-              ratios[ratios.size() / 2], late_ratios[late_ratios.size() / 2], static_cast<unsigned long long>(bytes), rounds);
+  std::printf("median: checkpoint writer (writeback every %llu MiB) at %.0f%% of the dd-style write, %.0f%% with "
+              "writeback left to the fsync (%llu bytes, %d rounds)\n",
+              static_cast<unsigned long long>(window >> 20), ratios[ratios.size() / 2], late_ratios[late_ratios.size() / 2],
+              static_cast<unsigned long long>(bytes), rounds);
   return 0;
 }
 
@@ -106,7 +108,10 @@ int bench(const fs::path& dir, std::uint64_t bytes, int rounds) {
 int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string mode = argv[1], root = argv[2];
-  if (mode == "bench") return argc < 4 ? usage() : bench(root, std::strtoull(argv[3], nullptr, 10), argc > 4 ? std::atoi(argv[4]) : 3);
+  if (mode == "bench")
+    return argc < 4 ? usage()
+                    : bench(root, std::strtoull(argv[3], nullptr, 10), argc > 4 ? std::atoi(argv[4]) : 3,
+                            argc > 5 ? std::strtoull(argv[5], nullptr, 10) << 20 : kWritebackWindow);
   int step = 0, die_rank = -1;
   std::uint64_t elements = 3'000'001;  // 12 MB per tensor: slices of unequal size on 4 ranks
   int a = 3;
