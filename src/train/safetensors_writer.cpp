@@ -68,7 +68,8 @@ WrittenFile write_safetensors(const std::filesystem::path& path, const std::vect
   std::uint64_t written = 0;
   std::uint64_t writeback_from = 0;  // writeback started for [0, writeback_from)
   // Not checked: a filesystem that cannot start writeback early (EINVAL, ESPIPE) still gets the
-  // fsync, which is what makes the file durable; this only moves the disk's work earlier.
+  // fsync, which is what makes the file durable; this only moves the disk's work earlier. A
+  // write error the early writeback meets (EIO) stays on the file and the fsync reports it.
   const auto start_writeback = [&]() {
     if (writeback_window == 0 || written - writeback_from < writeback_window) return;
     (void)::sync_file_range(fd.get(), static_cast<off_t>(writeback_from), static_cast<off_t>(written - writeback_from),
