@@ -54,6 +54,8 @@ for f in s.get("failures", [])[:20]:
     # failures holds warnings too (a WARN rule leaves the verdict PASS): each says which
     print(f"  {f.get('outcome', f.get('status', 'FAIL'))}: {f.get('phase', '')} {f.get('test', f.get('rule', ''))}: "
           f"{f.get('message', '')[:200]}")
+for reason in s.get("incomplete_reasons", []):
+    print(f"  INCOMPLETE: {reason}")
 EOF
   # What an operator would have to learn to ignore: job log lines that are neither the
   # phases' own ("[phase rN/M host] ...", "gpuaccept: ...") nor the report's.
