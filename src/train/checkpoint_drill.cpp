@@ -127,6 +127,7 @@ void CheckpointDrill::record_save(const CheckpointSave& save) {
   std::vector<std::uint64_t> bytes;
   std::vector<double> seconds;
   std::map<std::string, std::pair<std::uint64_t, double>> by_node;  // bytes, slowest seconds
+  double slowest_s = -1;  // of the ranks that wrote: their split goes into the efficiency record
   for (const RankWrite& w : save.ranks) {
     const double s = w.stage_s + w.write_s;  // the device-to-host copies are part of the cost
     // Params: the step only, so that every rank is the others' peer in the fleet rule
@@ -138,8 +139,10 @@ void CheckpointDrill::record_save(const CheckpointSave& save) {
                                 : w.error;
     if (!w.error.empty()) r.status = Status::Fail;
     results_.add(r);
-    if (seconds.empty() || s > *std::max_element(seconds.begin(), seconds.end()))
+    if (w.error.empty() && s > slowest_s) {
+      slowest_s = s;
       save_slowest_ = fmt::format("rank {}: {}", w.rank, write_split(w.write_s, w.fsync_s));
+    }
     bytes.push_back(w.bytes);
     seconds.push_back(s);
     auto& n = by_node[w.host];
@@ -201,15 +204,18 @@ void CheckpointDrill::baseline() {
   std::filesystem::remove(dir, ec);  // empty once every rank removed its file
   std::vector<std::uint64_t> bytes;
   std::vector<double> writes, reads;
-  std::string errors, slowest;
+  std::string errors, slowest;  // slowest: the split of the slowest rank that wrote
+  double slowest_s = -1;
   for (std::size_t r = 0; r < all.size(); ++r) {
     const int rank = static_cast<int>(r);
     Record write = per_rank(world_, "checkpoint_baseline", "write_bandwidth", gbps(all[r].bytes, all[r].write_s), rank);
     if (all[r].error.empty()) {
       write.message = fmt::format("{} bytes in {:.3f} s: {}", all[r].bytes, all[r].write_s,
                                   write_split(all[r].write_s, all[r].fsync_s));
-      if (writes.empty() || all[r].write_s > *std::max_element(writes.begin(), writes.end()))
+      if (all[r].write_s > slowest_s) {
+        slowest_s = all[r].write_s;
         slowest = fmt::format("rank {}: {}", r, write_split(all[r].write_s, all[r].fsync_s));
+      }
     }
     results_.add(write);
     results_.add(per_rank(world_, "checkpoint_baseline", "read_bandwidth", gbps(all[r].bytes, all[r].read_s), rank));
