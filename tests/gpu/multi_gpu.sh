@@ -35,6 +35,7 @@
 # On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
 # files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipelines' reports in $OUT/report-quick/ and
 # $OUT/report-full/ (a device call returns at most 8 files), the headline lines on stdout.
+# Exit status 1 when any step exited non-zero (each of the others still ran), naming them.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 root=$PWD
@@ -43,6 +44,7 @@ OUT=${OUT:-$root/gpu-out}
 work=$root/gpu-out/multi
 mkdir -p "$OUT" "$work"
 deadline=$((SECONDS + ${DEADLINE:-560}))
+failed_steps=()  # the steps that exited non-zero: the script's exit status
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
@@ -75,6 +77,7 @@ run_step() {
   OUT=$work/$name timeout --kill-after=10 "$limit" "$@" >"$work/$name.log" 2>&1
   local rc=$?
   echo "--- $name: exit $rc after $((SECONDS - t0)) s"
+  [ "$rc" -eq 0 ] || failed_steps+=("$name")
   tests/cluster/down >/dev/null 2>&1 || true  # a step killed at its limit leaves the Slurm up
 }
 want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
@@ -153,4 +156,8 @@ tests/cluster/down >/dev/null 2>&1 || true
 tar -xzf "$work/pipeline/pipeline-results.tar.gz" -C "$OUT" report-quick 2>/dev/null
 tar -xzf "$work/full/pipeline-results.tar.gz" -C "$OUT" report-full 2>/dev/null
 (cd "$work" && find . -name '*.log' -size -20M -print0 | tar --null -T - -czf "$OUT/multi-gpu.tar.gz")
-ls -la "$OUT" "$OUT"/report-quick "$OUT"/report-full 2>/dev/null | awk '{print $5, $9}'
+find "$OUT" -type f -printf '%s %P\n'
+if [ ${#failed_steps[@]} -gt 0 ]; then
+  echo "multi-gpu: steps that exited non-zero: ${failed_steps[*]}"
+  exit 1
+fi
