@@ -16,7 +16,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   // Every key read below: a typo (`ddp.stpes`) is refused, not left to the default.
   c.refuse_unknown_keys("ddp", {
-      "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
+      "all_reduce", "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
       "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
       "gradient_check", "learn_fraction", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
       "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
@@ -52,6 +52,9 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.grad_reduce = c.get("ddp.grad_reduce", d.grad_reduce);
   if (d.grad_reduce != "fp32" && d.grad_reduce != "bf16")
     throw c.error_at(c.find("ddp.grad_reduce"), "ddp.grad_reduce", fmt::format("'{}': fp32 or bf16", d.grad_reduce));
+  d.all_reduce = c.get("ddp.all_reduce", d.all_reduce);
+  if (d.all_reduce != "nccl" && d.all_reduce != "copy_engine")
+    throw c.error_at(c.find("ddp.all_reduce"), "ddp.all_reduce", fmt::format("'{}': nccl or copy_engine", d.all_reduce));
   d.comm_sms = c.get_non_negative("ddp.comm_sms", d.comm_sms);
   if (d.comm_sms > 64)
     throw c.error_at(c.find("ddp.comm_sms"), "ddp.comm_sms", fmt::format("{} SMs: at most 64 (NCCL's CTA limit)", d.comm_sms));

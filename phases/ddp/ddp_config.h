@@ -40,6 +40,10 @@ struct DdpConfig {
                                     // DDP's default). bf16 by default: on 4 H200s it kept the
                                     // backward 0.6 ms shorter beside NCCL, scaling 95.1-95.8% vs
                                     // 93.3-94.2% (docs/performance.md); equivalence within 1.5e-3
+  std::string all_reduce = "nccl";  // ddp.all_reduce: how the buckets' bytes cross the GPUs: nccl
+                                    // (NCCL's kernels) or copy_engine (one node, bf16: copies by
+                                    // the copy engines, no NCCL kernel beside the backward pass
+                                    // but one-float handshakes; gpu/gradient_sync.h)
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
                                     // meanwhile are planned for the other SMs, at least half of them

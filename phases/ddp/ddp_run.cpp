@@ -59,6 +59,7 @@ class DdpPhase {
   void record_gpu_sharing(const std::vector<RankInfo>& ranks);
   void gradient_check();
   void train(const train::TokenSource& data);
+  void map_gradient_buckets(Trainer& trainer, RankRuntime& rt);
   void handle_fault(const std::string& what, const Fault* fault, RankRuntime* rt);
   const Trainer* trainer_ = nullptr;  // while it exists: its run in progress, for a fault's record
 };
@@ -157,6 +158,23 @@ void DdpPhase::gradient_check() {
   }
 }
 
+// ddp.all_reduce: copy_engine (gpu/gradient_sync.h): every rank maps the others' packed
+// gradient buckets. Collective (under the watchdog: a rank that never comes is a hang); the same
+// outcome on every rank, and NCCL, saying why, where the copy engine cannot be used.
+void DdpPhase::map_gradient_buckets(Trainer& trainer, RankRuntime& rt) {
+  const int W = world_.size();
+  auto guard = rt.guard({"ddp: mapping the other ranks' gradient buckets", all_ranks(W), -1}, config_.step_timeout_s);
+  const std::string why = world_.node_count() > 1 ? "the ranks span several nodes"
+                                                  : trainer.use_copy_engine(rt.world_comm().get(), world_.rank(), W);
+  if (why.empty())
+    log_rank0("ddp: gradient buckets averaged by copy engine: every rank maps the other {} ranks' buckets (CUDA "
+              "IPC), copies its share out of them, averages it and copies the others' averages back; NCCL only "
+              "for one-float handshakes",
+              W - 1);
+  else
+    log_rank0("ddp: gradient buckets averaged by NCCL: ddp.all_reduce is copy_engine, but {}", why);
+}
+
 void DdpPhase::train(const train::TokenSource& data) {
   const GptConfig model_config = preset_by_name(config_.model);
   const int W = world_.size(), rank = world_.rank();
@@ -198,6 +216,7 @@ void DdpPhase::train(const train::TokenSource& data) {
     trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
     trainer_ = trainer.get();
     RunSummary summary(ctx_, config_, *model, device_, data.loss_floor());
+    if (W > 1 && config_.all_reduce == "copy_engine") map_gradient_buckets(*trainer, *rt);
     if (config_.checkpoint.enabled)
       drill = std::make_unique<train::CheckpointDrill>(world_, results_, config_.checkpoint, checkpoint_header(),
                                                        trainer->state());
@@ -278,6 +297,12 @@ void DdpPhase::train(const train::TokenSource& data) {
                      W == 1 ? "one GPU: no scaling to measure" : "ddp.scaling_steps is 0");
     }
     summary.record_memory();
+    if (W > 1 && config_.all_reduce == "copy_engine") {
+      // Before any rank frees its buckets, no other may still copy out of them.
+      auto guard = rt->guard({"ddp: unmapping the other ranks' gradient buckets", all_ranks(W), -1},
+                             config_.step_timeout_s);
+      trainer->stop_copy_engine();
+    }
     trainer_ = nullptr;
     trainer.reset();
     model.reset();

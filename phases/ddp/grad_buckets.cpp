@@ -58,4 +58,11 @@ std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers,
   return buckets;
 }
 
+GradRange reduce_share(std::size_t elements, int world, int rank) {
+  const std::size_t w = static_cast<std::size_t>(world), r = static_cast<std::size_t>(rank);
+  const std::size_t share = (elements + w * kSliceAlign - 1) / (w * kSliceAlign) * kSliceAlign;
+  const std::size_t first = std::min(elements, r * share);
+  return {first, std::min(elements, first + share) - first};
+}
+
 }  // namespace gpuaccept::ddp

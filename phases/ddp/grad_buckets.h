@@ -35,6 +35,13 @@ struct GradBucket {
   std::size_t elements = 0;
 };
 
+// One rank's share of a packed bucket of `elements` in the copy-engine all-reduce
+// (gpu/gradient_sync.h): the rank that averages it for all. Shares are equal multiples of
+// kSliceAlign elements (16 bytes of bf16, for the kernels' vector loads) but the last ranks',
+// which may be shorter or empty; together they cover the bucket once, in rank order.
+inline constexpr std::size_t kSliceAlign = 8;
+GradRange reduce_share(std::size_t elements, int world, int rank);
+
 // Buckets in the order backward completes them. Every gradient element is in exactly one
 // range of one bucket. bucket_elements 0 means one bucket per layer.
 std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers, std::size_t bucket_elements);

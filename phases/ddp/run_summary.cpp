@@ -77,6 +77,7 @@ void RunSummary::record_scale(const TrainRun& run) {
   // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
+  engines_[run.label] = run.engine;
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
   const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
@@ -128,8 +129,8 @@ void RunSummary::record_scaling() {
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
                          {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone (gradients "
-                               "all-reduced in {})",
-                               it->second, to, single->second, config_.grad_reduce);
+                               "all-reduced in {} by {})",
+                               it->second, to, single->second, config_.grad_reduce, engines_[to]);
     log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%", to, 100.0 * it->second / single->second);
   }
 }

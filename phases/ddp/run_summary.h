@@ -40,6 +40,7 @@ class RunSummary {
   std::vector<double> global_losses_;          // the all-GPU run: mean over ranks per step
   std::map<std::string, double> per_gpu_rate_;  // scale -> tokens/s per GPU (mean over ranks)
   std::map<std::string, int> gpus_;             // scale -> GPUs in one communicator
+  std::map<std::string, std::string> engines_;  // scale -> how gradients were averaged (TrainRun::engine)
 
   double tokens_per_step() const;  // this rank's tokens per optimizer step
 };

@@ -85,6 +85,7 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   run = TrainRun{};
   run.label = spec.label;
   run.comm_size = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;
+  if (sync_.comm()) run.engine = sync_.engine(sync_.comm());
   Progress progress(spec.steps - spec.first_step + 1);
   const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
   stage(spec, spec.first_step);

@@ -33,6 +33,7 @@ struct TrainRun {
   int comm_size = 1;  // GPUs averaging gradients together
   std::vector<StepRecord> steps;
   int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
+  std::string engine = "none";   // how its gradients were averaged: "NCCL", "copy engine", "none" (alone)
 };
 
 struct TrainSpec {
@@ -68,6 +69,10 @@ class Trainer {
   std::vector<train::DeviceStateTensor> state();
   // After the state was written in place (a restore): the bf16 weights made from the master.
   void state_restored();
+  // The copy-engine all-reduce on `comm` (gpu/gradient_sync.h): collective, "" or why not.
+  std::string use_copy_engine(ncclComm_t comm, int rank, int world) { return sync_.use_copy_engine(comm, rank, world); }
+  // Collective: no rank copies out of another's buckets once it returns (before they are freed).
+  void stop_copy_engine() { sync_.stop_copy_engine(); }
 
  private:
   gpu::GptModel& model_;

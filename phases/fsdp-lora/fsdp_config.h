@@ -61,7 +61,7 @@ struct FsdpConfig {
   int prefetch_layers = 1;          // fsdp_lora.prefetch_layers: layers gathered ahead of the one computing
   std::string gather = "copy_engine";  // fsdp_lora.gather: how the base's layers are gathered:
                                     // copy_engine (on one node: each rank's shard copied out of its GPU
-                                    // by the copy engines, no SM; gpu/peer_shards.h; NCCL where that is
+                                    // by the copy engines, no SM; src/cuda/peer_memory.h; NCCL where that is
                                     // not possible, saying why), or nccl (ncclAllGather always). On two
                                     // H200s copy_engine scaled 96.1/95.9% against NCCL's 95.0/94.3%
   bool matmul_autotune = true;      // fsdp_lora.matmul_autotune: time cuBLASLt's candidates per shape in

@@ -422,7 +422,7 @@ void FsdpLoraPhase::start_training() {
   }
 }
 
-// Copy-engine gathers (gpu/peer_shards.h), once every rank's shards are complete. Collective
+// Copy-engine gathers (src/cuda/peer_memory.h), once every rank's shards are complete. Collective
 // (under the watchdog: a rank that never comes is a hang); the same outcome on every rank.
 void FsdpLoraPhase::map_peer_shards() {
   const int W = world_.size();

@@ -377,11 +377,57 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
   for (std::size_t i = 0; i < n; ++i) ref[i] = round_bf16(f[i + offset]);
   compare("cast_to_bf16", shape, slice(from_bf16(d_out.download())), ref, kExact);
 
-  // bf16 -> fp32 is exact: back to the very values.
-  Buffer<float> d_back(std::vector<float>(total, -7.f));
-  kn::cast_to_fp32(d_back.get() + offset, d_out.get() + offset, n, nullptr);
+  // A bucket's parts packed side by side as bf16 (rounded as the host rounds), and back
+  // (exact): three stretches of the fp32 buffer, the middle one misaligned by `offset`.
+  {
+    const std::size_t m = n / 3;
+    kn::PackedParts parts;
+    const std::size_t starts[3] = {0, m + 1 + static_cast<std::size_t>(offset), 2 * m + 3};
+    std::size_t at = 0;
+    for (int k = 0; k < 3; ++k) {
+      const std::size_t count = k == 2 ? total - starts[2] : m;
+      parts.fp32[k] = d_f.get() + starts[k];
+      parts.at[k] = at;
+      parts.count[k] = count;
+      at += count;
+    }
+    parts.parts = 3;
+    auto d_packed = device_bf16(std::vector<float>(at, -9.f));
+    kn::pack_to_bf16(d_packed.get(), parts, nullptr);
+    sync();
+    std::vector<double> packed_ref(at);
+    for (int k = 0; k < 3; ++k)
+      for (std::size_t i = 0; i < parts.count[k]; ++i) packed_ref[parts.at[k] + i] = round_bf16(f[starts[k] + i]);
+    compare("pack_to_bf16", shape, from_bf16(d_packed.download()), packed_ref, kExact);
+    Buffer<float> d_back(std::vector<float>(total, -7.f));
+    for (int k = 0; k < 3; ++k) parts.fp32[k] = d_back.get() + starts[k];
+    kn::unpack_to_fp32(parts, d_packed.get(), nullptr);
+    sync();
+    std::vector<double> back_ref(total, -7.0);  // untouched between the parts
+    for (int k = 0; k < 3; ++k)
+      for (std::size_t i = 0; i < parts.count[k]; ++i) back_ref[starts[k] + i] = packed_ref[parts.at[k] + i];
+    compare("unpack_to_fp32", shape, d_back.download(), back_ref, kExact);
+  }
+
+  // The copy-engine all-reduce's average: three ranks' slices in rank order, in place into
+  // the second (the owner's own copy), fp32 sums then one rounding: exact against the host's
+  // float arithmetic in the same order.
+  const auto c = random_bf16(rng, total, -2, 2);
+  auto d_c = device_bf16(c), d_a2 = device_bf16(a), d_b2 = device_bf16(b);
+  kn::Bf16Slices in;
+  in.p[0] = d_a2.get() + offset;
+  in.p[1] = d_c.get() + offset;
+  in.p[2] = d_b2.get() + offset;
+  in.count = 3;
+  kn::average_bf16(d_c.get() + offset, in, n, nullptr);
   sync();
-  compare("cast_to_fp32", shape, slice(d_back.download()), ref, kExact);
+  for (std::size_t i = 0; i < n; ++i) {
+    float sum = a[i + offset];
+    sum += c[i + offset];
+    sum += b[i + offset];
+    ref[i] = round_bf16(sum * (1.f / 3.f));
+  }
+  compare("average_bf16", shape, slice(from_bf16(d_c.download())), ref, kExact);
 }
 
 // ---- attention layout --------------------------------------------------------------------

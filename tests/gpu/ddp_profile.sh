@@ -5,6 +5,10 @@
 # Both programs run with the CUPTI library of probes/kernel_profile.cpp injected
 # (CUDA_INJECTION64_PATH); each table counts only the last WINDOW_S seconds of GPU work, the
 # steady training steps. SKIP_TORCH=1 profiles the phase only.
+# RANKS=N (default 1): the phase on N GPUs, one rank each, through the local Slurm
+# (tests/gpu/local_slurm.sh), a table per rank (profile-<TAG>-<pid>.txt; the first shown): which
+# kernels slow down beside the all-reduce. DDP_KEYS="all_reduce=copy_engine,...": more ddp keys.
+# TAG names this run's files (default ddp).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,15 +32,35 @@ ddp:
   timing_skip: 10
   gradient_check: false
   equivalence_steps: 0
+  scaling_steps: 0
+  checkpoint:
+    enabled: false
 YAML
+IFS=, read -ra kv <<<"${DDP_KEYS:-}"
+for k in "${kv[@]}"; do echo "  ${k%%=*}: ${k#*=}" >>"$cfg"; done
+ranks=${RANKS:-1}
+tag=${TAG:-ddp}
 
-echo "=== gpuaccept-ddp, kernels of the last $window s"
-CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-ddp.txt \
-  timeout --kill-after=10 300 "$BIN/gpuaccept-ddp" --config "$cfg" --results "$OUT/results" --run-id ddp-profile \
-  >"$OUT/ddp-profile.log" 2>&1
-echo "exit code $?"
-grep -E "tokens/s|step split" "$OUT/ddp-profile.log" | tail -n 4
-head -n 40 "$OUT/profile-ddp.txt"
+echo "=== gpuaccept-ddp on $ranks GPU(s)${DDP_KEYS:+ ($DDP_KEYS)}, kernels of the last $window s"
+if [ "$ranks" -eq 1 ]; then
+  CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-$tag.txt \
+    timeout --kill-after=10 300 "$BIN/gpuaccept-ddp" --config "$cfg" --results "$OUT/results" --run-id "$tag-profile" \
+    >"$OUT/$tag-profile.log" 2>&1
+  echo "exit code $?"
+else
+  cd "$root" || exit 1
+  # shellcheck source=tests/gpu/local_slurm.sh
+  source tests/gpu/local_slurm.sh >"$OUT/slurm.log" 2>&1 || { cat "$OUT/slurm.log"; exit 1; }
+    CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-$tag-%p.txt \
+    timeout --kill-after=10 300 srun -N1 -n"$ranks" --mpi=pmix "${bind[@]}" "$BIN/gpuaccept-ddp" --config "$cfg" \
+    --results "$OUT/results" --run-id "$tag-profile" >"$OUT/$tag-profile.log" 2>&1
+  echo "exit code $?"
+  "$root/tests/cluster/down" >/dev/null 2>&1
+  first=$(find "$OUT" -maxdepth 1 -name "profile-$tag-*.txt" | sort | head -n 1)
+  [ -n "$first" ] && cp "$first" "$OUT/profile-$tag.txt"
+fi
+grep -v ' r[1-9][0-9]*/' "$OUT/$tag-profile.log" | grep -E "tokens/s|step split|averaged by" | tail -n 4
+head -n 40 "$OUT/profile-$tag.txt"
 
 [ -n "${SKIP_TORCH:-}" ] && exit 0
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py

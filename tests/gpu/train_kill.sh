@@ -10,7 +10,8 @@
 # Setup: tests/gpu/nccl_common.sh.   tests/gpu/train_kill.sh ddp|fsdp-lora [kill|hang]
 #   KILL_RANK [1] (not 0: rank 0 writes the results file), KILL_AFTER steps [5],
 #   TIMEOUT seconds (<phase>.step_timeout_s) [30], MICRO_BATCH [4 for ddp, 1 for fsdp-lora],
-#   FSDP_KEYS (fsdp-lora: more "key: value" lines for its config).
+#   DDP_KEYS, FSDP_KEYS (more "key: value" lines for the phase's config, e.g. "all_reduce:
+#   copy_engine" for ddp, "gather: nccl" for fsdp-lora).
 # fsdp-lora runs Qwen2-7B's shape cut to 2 layers at sequence 1024, so that several ranks fit
 # on one GPU beside each other.
 # shellcheck source=tests/gpu/nccl_common.sh
@@ -23,11 +24,11 @@ case $phase in
   ddp)
     printf 'ddp:\n  steps: %d\n  step_timeout_s: %d\n  equivalence_steps: 0\n  scaling_steps: 0\n' \
       $((after + 20)) "$timeout_s" >"$config"
+    [[ -n ${DDP_KEYS:-} ]] && sed 's/^/  /' <<<"$DDP_KEYS" >>"$config"
     shape=(--micro-batch "${MICRO_BATCH:-4}") ;;
   fsdp-lora)
     printf 'fsdp_lora:\n  model: qwen2_7b\n  layers: 2\n  seq_len: 1024\n  steps: %d\n  step_timeout_s: %d\n  equivalence_steps: 0\n  scaling_steps: 0\n' \
       $((after + 20)) "$timeout_s" >"$config"
-    # FSDP_KEYS: more settings, one "key: value" a line (e.g. "gather: nccl").
     [[ -n ${FSDP_KEYS:-} ]] && sed 's/^/  /' <<<"$FSDP_KEYS" >>"$config"
     shape=(--micro-batch "${MICRO_BATCH:-1}") ;;
   *) die "phase $phase: want ddp or fsdp-lora" ;;

@@ -1,16 +1,36 @@
 // Data parallelism's communication: each gradient bucket (../grad_buckets.h) is averaged
-// over the communicator with ncclAllReduce(ncclAvg) on a stream of its own, as soon as the
-// backward pass has finished the bucket's layers, so the reduction of layer l overlaps
-// the backward pass of layers l-1 .. 0.
+// over the communicator on a stream of its own, as soon as the backward pass has finished the
+// bucket's layers, so the reduction of layer l overlaps the backward pass of layers l-1 .. 0.
+//
+// Two ways to move the bytes (ddp.all_reduce):
+//   nccl         ncclAllReduce(ncclAvg): NCCL's kernels on some of the SMs, beside the
+//                backward pass's, which slow down while they run.
+//   copy_engine  (one node, bf16 buckets) a reduce-scatter and an all-gather made of copies by
+//                the copy engines between the ranks' packed buckets, mapped with CUDA IPC
+//                (cuda/peer_memory.h), and one small kernel on this rank's share:
+//                  1. handshake: every rank has packed the bucket;
+//                  2. each rank copies its share (grad_buckets.h: reduce_share) out of every
+//                     peer's bucket and averages the W copies in rank order (average_bf16);
+//                  3. handshake: every share is averaged;
+//                  4. each rank copies every peer's averaged share into its own bucket.
+//                A handshake is an ncclAllReduce of one float: a one-block kernel that
+//                completes on every rank once all have reached it (79 us on average on two
+//                H100s, most of it waiting for the peer). No faster than NCCL there
+//                (docs/performance.md), so not the default. The step's first
+//                collective (the embedding rows' marks, which this stream waits for before
+//                any bucket) is what keeps a rank from packing the next step's buckets while a
+//                peer still copies out of this step's.
 #pragma once
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nccl.h>
 
 #include "cuda/cuda_handles.h"
+#include "cuda/peer_memory.h"
 #include "ddp/gpu/kernels.h"
 #include "ddp/grad_buckets.h"
 
@@ -33,6 +53,15 @@ class GradientSync {
 
   // The communicator of the next steps (nullptr: training alone, nothing to reduce).
   void set_comm(ncclComm_t comm) { comm_ = comm; }
+  // Collective over `comm` (this rank `rank` of `world`, all on one node): maps every rank's
+  // packed buckets, so that the steps on `comm` average them by copy engine. Returns "" when
+  // they will, otherwise why not (the same on every rank; they keep using NCCL).
+  std::string use_copy_engine(ncclComm_t comm, int rank, int world);
+  // Collective over the communicator use_copy_engine() mapped: once it returns, no rank
+  // copies out of another's buckets (which may then be freed). Nothing without the mapping.
+  void stop_copy_engine();
+  // "NCCL" or "copy engine": how the buckets of a step on `comm` are averaged.
+  const char* engine(ncclComm_t comm) const { return comm && comm == ce_comm_ ? "copy engine" : "NCCL"; }
   ncclComm_t comm() const { return comm_; }
   cudaStream_t stream() const { return stream_; }  // where the buckets are reduced
 
@@ -45,9 +74,14 @@ class GradientSync {
   bool reducing() const { return launched_; }
 
  private:
+  // Steps 1-4 above for the bucket packed at rounded_[at, at + n).
+  void copy_engine_average(std::size_t at, std::size_t n);
+  void handshake();
+
   std::vector<GradBucket> buckets_;
   float* grads_;
   ReducePrecision precision_;
+  std::size_t extra_capacity_;
   std::vector<std::size_t> packed_at_;  // per bucket: where its parts start in rounded_
   DeviceBuffer<bf16> rounded_;          // Bf16: every bucket's parts, rounded, packed
   ncclComm_t comm_ = nullptr;
@@ -55,6 +89,15 @@ class GradientSync {
   std::vector<std::unique_ptr<CudaEvent>> ready_;  // per bucket: backward produced it
   CudaEvent done_;
   bool launched_ = false;
+  // The copy engine's: the communicator whose ranks mapped each other's rounded_, this rank's
+  // place in it, every rank's rounded_, the peers' copies of this rank's share (world - 1,
+  // share_capacity_), and the float the handshakes all-reduce.
+  ncclComm_t ce_comm_ = nullptr;
+  int rank_ = 0, world_ = 1;
+  PeerMemory peers_;
+  std::size_t share_capacity_ = 0;
+  DeviceBuffer<bf16> received_;
+  DeviceBuffer<float> token_;
 };
 
 }  // namespace gpuaccept::ddp::gpu

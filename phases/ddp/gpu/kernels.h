@@ -115,9 +115,33 @@ void cross_entropy_forward_backward(bf16* logits, float* losses, const int* targ
 // dbias[o] += sum_n dout[n,o]      dout (N,OC) bf16, dbias (OC) fp32
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
 
-// params[i] = bf16(master[i])  (also gradients before a bf16 all-reduce, gpu/gradient_sync.h)
+// params[i] = bf16(master[i]), round to nearest even
 void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream);
-// out[i] = float(in[i]), exact: a bf16 all-reduce's result back into the fp32 gradients.
-void cast_to_fp32(float* out, const bf16* in, std::size_t n, cudaStream_t stream);
+
+// A gradient bucket's parts (gpu/gradient_sync.h: one stretch of the flat fp32 buffer per
+// tensor, `extra` after them) packed side by side as bf16 for the all-reduce, and back: one
+// launch for all of a bucket's parts (one per part made ~150 launches of 7-9 us a step).
+//   pack:   packed[at[k] + i] = bf16(fp32[k][i])      for i < count[k], every part k
+//   unpack: fp32[k][i] = float(packed[at[k] + i])    (exact)
+inline constexpr int kMaxPackedParts = 32;
+struct PackedParts {
+  float* fp32[kMaxPackedParts] = {};
+  std::size_t at[kMaxPackedParts] = {};
+  std::size_t count[kMaxPackedParts] = {};
+  int parts = 0;
+};
+void pack_to_bf16(bf16* packed, const PackedParts& parts, cudaStream_t stream);
+void unpack_to_fp32(const PackedParts& parts, const bf16* packed, cudaStream_t stream);
+
+// The copy-engine all-reduce's average of one slice (gpu/gradient_sync.h): every rank's copy
+// of the slice, in rank order, summed in fp32 and divided by their count.
+//   out[i] = bf16((in.p[0][i] + in.p[1][i] + ... + in.p[count-1][i]) / count)      (n) each
+// out may be one of the inputs (each value is read and written by the same thread).
+inline constexpr int kMaxAveragedSlices = 16;
+struct Bf16Slices {
+  const bf16* p[kMaxAveragedSlices] = {};
+  int count = 0;
+};
+void average_bf16(bf16* out, const Bf16Slices& in, std::size_t n, cudaStream_t stream);
 
 }  // namespace gpuaccept::ddp::gpu

@@ -22,7 +22,7 @@
 // unified addressing (cudaMallocHost memory is device-accessible): the checksum and the random
 // init run their kernels on them, slower but the same bits.
 //
-// Copy-engine gathers (fsdp_lora.gather: copy_engine; gpu/peer_shards.h): on one node, after
+// Copy-engine gathers (fsdp_lora.gather: copy_engine; src/cuda/peer_memory.h): on one node, after
 // use_copy_engine() every gather copies each rank's shard straight from that rank's GPU memory
 // (CUDA IPC, cudaMemcpyAsync on the communication stream) instead of ncclAllGather: the same
 // bytes in the same places, without NCCL's kernels beside the compute. stop_copy_engine() goes
@@ -45,7 +45,7 @@
 #include <nccl.h>
 
 #include "cuda/cuda_handles.h"
-#include "fsdp-lora/gpu/peer_shards.h"
+#include "cuda/peer_memory.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/shard_plan.h"
 #include "train/safetensors_reader.h"
@@ -179,7 +179,7 @@ class FsdpWeights final : public WeightSource {
   std::vector<std::unique_ptr<Buffer>> layer_buffers_;  // prefetch + 1 full padded layers (gathered_)
   std::unique_ptr<Buffer> vocab_buffer_;                // (N x rows_per_rank, C) (gathered_)
   CudaStream comm_stream_;
-  PeerShards peers_;  // the other ranks' layers, embedding and head shards, mapped (copy engine)
+  PeerMemory peers_;  // the other ranks' layers, embedding and head shards, mapped (copy engine)
 
   long long next_use_ = 0;  // the use the next acquire() must be
   long long issued_ = 0;    // uses whose gather has been issued

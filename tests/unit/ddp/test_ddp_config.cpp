@@ -22,6 +22,13 @@ TEST_CASE("grad_reduce is fp32 or bf16") {
                     Catch::Contains("bad.yaml") && Catch::Contains("ddp.grad_reduce") && Catch::Contains("fp8"));
 }
 
+TEST_CASE("all_reduce is nccl or copy_engine") {
+  CHECK(load_ddp_config(Config::parse("ddp:\n  steps: 3\n", "t.yaml"), {}).all_reduce == "nccl");
+  CHECK(load_ddp_config(Config::parse("ddp:\n  all_reduce: copy_engine\n", "t.yaml"), {}).all_reduce == "copy_engine");
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  all_reduce: nvls\n", "bad.yaml"), {}),
+                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.all_reduce") && Catch::Contains("nvls"));
+}
+
 TEST_CASE("comm_sms is read and bounded by NCCL's CTA limit") {
   CHECK(load_ddp_config(Config::parse("ddp:\n  comm_sms: 16\n", "t.yaml"), {}).comm_sms == 16);
   CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  comm_sms: 65\n", "bad.yaml"), {}),

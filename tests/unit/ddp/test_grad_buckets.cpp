@@ -88,3 +88,27 @@ TEST_CASE("a bucket larger than the model holds all layers in one") {
   CHECK(buckets[1].ready_after_layer == 0);
   for (int n : coverage(layout, buckets)) REQUIRE(n == 1);
 }
+
+TEST_CASE("the copy-engine all-reduce's shares cover a bucket once, in rank order, aligned") {
+  for (std::size_t elements : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{63},
+                               std::size_t{6553600}, std::size_t{6553601}}) {
+    for (int world : {1, 2, 3, 8, 16}) {
+      std::size_t next = 0;
+      for (int r = 0; r < world; ++r) {
+        const GradRange s = reduce_share(elements, world, r);
+        INFO("elements " << elements << ", world " << world << ", rank " << r);
+        CHECK(s.offset == next);  // adjacent, in rank order
+        if (s.count > 0) CHECK(s.offset % kSliceAlign == 0);
+        // Equal shares but the last ranks': never more than the first rank's.
+        CHECK(s.count <= reduce_share(elements, world, 0).count);
+        if (s.offset + s.count < elements) CHECK(s.count % kSliceAlign == 0);
+        next = s.offset + s.count;
+      }
+      CHECK(next == elements);
+    }
+  }
+  // Two ranks of an odd bucket: the first takes the aligned larger half.
+  CHECK(reduce_share(21, 2, 0).count == 16);
+  CHECK(reduce_share(21, 2, 1).offset == 16);
+  CHECK(reduce_share(21, 2, 1).count == 5);
+}

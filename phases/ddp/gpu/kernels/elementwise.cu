@@ -1,4 +1,5 @@
-// Elementwise kernels: residual add, GELU and its backward, fp32 -> bf16.
+// Elementwise kernels: residual add, GELU and its backward, fp32 -> bf16, a gradient bucket's
+// parts packed as bf16 and back, the average of slices.
 // Each thread takes 8 consecutive values with 16-byte accesses when every pointer is
 // aligned (these tensors are large: 4C per row for the MLP), one value otherwise.
 #include "common.cuh"
@@ -84,21 +85,63 @@ __global__ void cast_to_bf16_kernel(bf16* __restrict__ out, const float* __restr
   }
 }
 
-// out[i] = float(in[i]): exact (bf16 is fp32 with the low 16 mantissa bits dropped).
-template <int W>
-__global__ void cast_to_fp32_kernel(float* __restrict__ out, const bf16* __restrict__ in, std::size_t n) {
-  for (std::size_t i = global_thread() * W; i < n; i += global_threads() * W) {
-    if (i + W <= n) {
-      float x[W];
-      load_bf16<W>(x, in + i);
-      if constexpr (W == 8) {
-        *reinterpret_cast<float4*>(out + i) = make_float4(x[0], x[1], x[2], x[3]);
-        *reinterpret_cast<float4*>(out + i + 4) = make_float4(x[4], x[5], x[6], x[7]);
+// Part blockIdx.y of a bucket, grid-stride over its elements in x: packed <- fp32 (kPack) or
+// back. 8 values a thread with 16-byte accesses where both ends of the part are aligned.
+template <bool kPack>
+__global__ void packed_parts_kernel(bf16* packed, PackedParts parts) {
+  const int k = blockIdx.y;
+  float* const f = parts.fp32[k];
+  bf16* const b = packed + parts.at[k];
+  const std::size_t n = parts.count[k];
+  const bool vec = (reinterpret_cast<std::uintptr_t>(f) | reinterpret_cast<std::uintptr_t>(b)) % 16 == 0;
+  const std::size_t w = vec ? 8 : 1;
+  for (std::size_t i = global_thread() * w; i < n; i += global_threads() * w) {
+    if (vec && i + 8 <= n) {
+      float x[8];
+      if constexpr (kPack) {
+        const float4 lo = *reinterpret_cast<const float4*>(f + i);
+        const float4 hi = *reinterpret_cast<const float4*>(f + i + 4);
+        x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w, x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+        store_bf16<8>(b + i, x);
       } else {
-        out[i] = x[0];
+        load_bf16<8>(x, b + i);
+        *reinterpret_cast<float4*>(f + i) = make_float4(x[0], x[1], x[2], x[3]);
+        *reinterpret_cast<float4*>(f + i + 4) = make_float4(x[4], x[5], x[6], x[7]);
       }
     } else {
-      for (std::size_t j = i; j < n; ++j) out[j] = __bfloat162float(in[j]);
+      for (std::size_t j = i; j < n && j < i + w; ++j) {  // one value, or an aligned part's tail
+        if constexpr (kPack)
+          b[j] = __float2bfloat16(f[j]);
+        else
+          f[j] = __bfloat162float(b[j]);
+      }
+    }
+  }
+}
+
+// out[i] = bf16(sum_k in.p[k][i] / count), summed in k's order. No __restrict__: out may
+// be one of the inputs.
+template <int W>
+__global__ void average_bf16_kernel(bf16* out, Bf16Slices in, std::size_t n) {
+  const float scale = 1.f / static_cast<float>(in.count);
+  for (std::size_t i = global_thread() * W; i < n; i += global_threads() * W) {
+    if (i + W <= n) {
+      float sum[W], x[W];
+      load_bf16<W>(sum, in.p[0] + i);
+      for (int k = 1; k < in.count; ++k) {
+        load_bf16<W>(x, in.p[k] + i);
+#pragma unroll
+        for (int j = 0; j < W; ++j) sum[j] += x[j];
+      }
+#pragma unroll
+      for (int j = 0; j < W; ++j) sum[j] *= scale;
+      store_bf16<W>(out + i, sum);
+    } else {
+      for (std::size_t j = i; j < n; ++j) {
+        float v = 0.f;
+        for (int k = 0; k < in.count; ++k) v += __bfloat162float(in.p[k][j]);
+        out[j] = __float2bfloat16(v * scale);
+      }
     }
   }
 }
@@ -126,13 +169,39 @@ void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream
   check_launch("cast_to_bf16");
 }
 
-void cast_to_fp32(float* out, const bf16* in, std::size_t n, cudaStream_t stream) {
+void average_bf16(bf16* out, const Bf16Slices& in, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  if (aligned16(out) && aligned16(in))
-    cast_to_fp32_kernel<8><<<grid_for(ceil_div<std::size_t>(n, 8), kBlock), kBlock, 0, stream>>>(out, in, n);
+  require(in.count >= 1 && in.count <= kMaxAveragedSlices, "average_bf16: 1 to kMaxAveragedSlices slices");
+  bool aligned = aligned16(out);
+  for (int k = 0; k < in.count; ++k) aligned = aligned && aligned16(in.p[k]);
+  if (aligned)
+    average_bf16_kernel<8><<<grid_for(ceil_div<std::size_t>(n, 8), kBlock), kBlock, 0, stream>>>(out, in, n);
   else
-    cast_to_fp32_kernel<1><<<grid_for(n, kBlock), kBlock, 0, stream>>>(out, in, n);
-  check_launch("cast_to_fp32");
+    average_bf16_kernel<1><<<grid_for(n, kBlock), kBlock, 0, stream>>>(out, in, n);
+  check_launch("average_bf16");
+}
+
+namespace {
+
+template <bool kPack>
+void launch_packed_parts(const char* name, bf16* packed, const PackedParts& parts, cudaStream_t stream) {
+  require(parts.parts >= 0 && parts.parts <= kMaxPackedParts, "packed parts: 0 to kMaxPackedParts parts");
+  std::size_t largest = 0;
+  for (int k = 0; k < parts.parts; ++k) largest = std::max(largest, parts.count[k]);
+  if (largest == 0) return;
+  const dim3 grid(grid_for(ceil_div<std::size_t>(largest, 8), kBlock), static_cast<unsigned>(parts.parts));
+  packed_parts_kernel<kPack><<<grid, kBlock, 0, stream>>>(packed, parts);
+  check_launch(name);
+}
+
+}  // namespace
+
+void pack_to_bf16(bf16* packed, const PackedParts& parts, cudaStream_t stream) {
+  launch_packed_parts<true>("pack_to_bf16", packed, parts, stream);
+}
+
+void unpack_to_fp32(const PackedParts& parts, const bf16* packed, cudaStream_t stream) {
+  launch_packed_parts<false>("unpack_to_fp32", const_cast<bf16*>(packed), parts, stream);
 }
 
 }  // namespace gpuaccept::ddp::gpu

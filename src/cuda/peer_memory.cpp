@@ -1,4 +1,4 @@
-#include "fsdp-lora/gpu/peer_shards.h"
+#include "cuda/peer_memory.h"
 
 #include <cstdio>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handles.h"
 
-namespace gpuaccept::fsdp::gpu {
+namespace gpuaccept {
 
 namespace {
 
@@ -27,9 +27,9 @@ std::vector<char> all_gather_bytes(const void* mine, std::size_t bytes, int worl
 
 }  // namespace
 
-PeerShards::~PeerShards() { unmap(); }
+PeerMemory::~PeerMemory() { unmap(); }
 
-void PeerShards::unmap() {
+void PeerMemory::unmap() {
   for (std::size_t i = 0; i < ptrs_.size(); ++i)
     if (i < mapped_.size() && mapped_[i]) cudaIpcCloseMemHandle(ptrs_[i]);
   ptrs_.clear();
@@ -37,7 +37,7 @@ void PeerShards::unmap() {
   open_ = false;
 }
 
-std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<void* const> mine, cudaStream_t stream) {
+std::string PeerMemory::open(ncclComm_t comm, int rank, int world, std::span<void* const> mine, cudaStream_t stream) {
   unmap();
   world_ = world;
   count_ = static_cast<int>(mine.size());
@@ -49,7 +49,7 @@ std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<voi
     const cudaError_t rc = cudaIpcGetMemHandle(&handles[i], mine[i]);
     if (rc != cudaSuccess) {
       (void)cudaGetLastError();
-      error = fmt::format("cudaIpcGetMemHandle of its own shard {}: {}", i, cudaGetErrorString(rc));
+      error = fmt::format("cudaIpcGetMemHandle of its own allocation {}: {}", i, cudaGetErrorString(rc));
     }
   }
   const std::size_t bytes = handles.size() * sizeof(cudaIpcMemHandle_t);
@@ -72,7 +72,7 @@ std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<voi
         mapped_[k] = 1;
       } else {
         (void)cudaGetLastError();  // not sticky: clear it
-        error = fmt::format("cudaIpcOpenMemHandle of rank {}'s shard {}: {}", p, i, cudaGetErrorString(rc));
+        error = fmt::format("cudaIpcOpenMemHandle of rank {}'s allocation {}: {}", p, i, cudaGetErrorString(rc));
       }
     }
   // Every rank learns every rank's outcome, so all take the same way.
@@ -92,13 +92,13 @@ std::string PeerShards::open(ncclComm_t comm, int rank, int world, std::span<voi
   return "";
 }
 
-void PeerShards::close(ncclComm_t comm, cudaStream_t stream) {
+void PeerMemory::close(ncclComm_t comm, cudaStream_t stream) {
   if (!open_) return;
   GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
   unmap();
-  // The barrier: once it returns, no rank reads another's shard any more.
+  // The barrier: once it returns, no rank reads another's allocations any more.
   const char done = 1;
   (void)all_gather_bytes(&done, 1, world_, comm, stream);
 }
 
-}  // namespace gpuaccept::fsdp::gpu
+}  // namespace gpuaccept
