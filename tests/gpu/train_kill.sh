@@ -10,8 +10,9 @@
 # Setup: tests/gpu/nccl_common.sh.   tests/gpu/train_kill.sh ddp|fsdp-lora [kill|hang]
 #   KILL_RANK [1] (not 0: rank 0 writes the results file), KILL_AFTER steps [5],
 #   TIMEOUT seconds (<phase>.step_timeout_s) [30], MICRO_BATCH [4 for ddp, 1 for fsdp-lora],
-#   DDP_KEYS, FSDP_KEYS (more "key: value" lines for the phase's config, e.g. "all_reduce:
-#   copy_engine" for ddp, "gather: nccl" for fsdp-lora).
+#   DDP_KEYS (more ddp keys, comma-separated key=value as ranks_on_one_gpu.sh and
+#   ddp_profile.sh take them, e.g. all_reduce=copy_engine), FSDP_KEYS (more fsdp-lora settings,
+#   one "key: value" a line, e.g. "gather: nccl").
 # fsdp-lora runs Qwen2-7B's shape cut to 2 layers at sequence 1024, so that several ranks fit
 # on one GPU beside each other.
 # shellcheck source=tests/gpu/nccl_common.sh
@@ -24,7 +25,8 @@ case $phase in
   ddp)
     printf 'ddp:\n  steps: %d\n  step_timeout_s: %d\n  equivalence_steps: 0\n  scaling_steps: 0\n' \
       $((after + 20)) "$timeout_s" >"$config"
-    [[ -n ${DDP_KEYS:-} ]] && sed 's/^/  /' <<<"$DDP_KEYS" >>"$config"
+    IFS=, read -ra kv <<<"${DDP_KEYS:-}"
+    for k in "${kv[@]}"; do printf '  %s: %s\n' "${k%%=*}" "${k#*=}" >>"$config"; done
     shape=(--micro-batch "${MICRO_BATCH:-4}") ;;
   fsdp-lora)
     printf 'fsdp_lora:\n  model: qwen2_7b\n  layers: 2\n  seq_len: 1024\n  steps: %d\n  step_timeout_s: %d\n  equivalence_steps: 0\n  scaling_steps: 0\n' \

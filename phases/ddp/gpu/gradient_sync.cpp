@@ -36,14 +36,17 @@ GradientSync::GradientSync(std::vector<GradBucket> buckets, float* grads, std::s
     : buckets_(std::move(buckets)), grads_(grads), precision_(precision), extra_capacity_(extra_capacity) {
   // Each bucket's stretch of rounded_ starts 16-byte aligned, for the kernels' vector loads
   // and the copy engine's shares.
-  std::size_t base = 0;
+  std::size_t base = 0, held = 0;
   for (const GradBucket& b : buckets_) {
     ready_.push_back(std::make_unique<CudaEvent>());
     packed_at_.push_back(base);
     base += aligned_up(b.elements);
+    held += b.elements;
   }
-  if (base < elements)  // the buckets cover the flat buffer once (grad_buckets.h)
-    throw std::logic_error(fmt::format("gradient buckets hold {} of {} elements", base, elements));
+  // plan_grad_buckets puts every element in exactly one bucket; a count that differs means a
+  // plan that misses some or holds some twice (its unit tests check which).
+  if (held != elements)
+    throw std::logic_error(fmt::format("gradient buckets hold {} elements, the buffer {}", held, elements));
   if (precision_ == ReducePrecision::Bf16) rounded_ = DeviceBuffer<bf16>(base + extra_capacity);
 }
 
@@ -96,8 +99,8 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
         GPUACCEPT_NCCL_CHECK(ncclAllReduce(p.data(), p.data(), p.size(), ncclFloat, ncclAvg, comm_, stream_));
       GPUACCEPT_NCCL_CHECK(ncclGroupEnd());
     } else {
-      // Rounded side by side into the bucket's own stretch of rounded_ (the buckets' sizes
-      // add up to the flat buffer, extra after the last), so the bucket is one all-reduce.
+      // Rounded side by side into the bucket's own stretch of rounded_ (each bucket's
+      // elements, padded to kSliceAlign; extra after the last's), so the bucket is one all-reduce.
       bf16* const packed = rounded_.get() + packed_at_[i];
       const std::vector<PackedParts> launches = pack_plan(parts);
       for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);

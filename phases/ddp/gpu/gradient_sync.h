@@ -16,10 +16,14 @@
 //                A handshake is an ncclAllReduce of one float: a one-block kernel that
 //                completes on every rank once all have reached it (79 us on average on two
 //                H100s, most of it waiting for the peer). No faster than NCCL there
-//                (docs/performance.md), so not the default. The step's first
-//                collective (the embedding rows' marks, which this stream waits for before
-//                any bucket) is what keeps a rank from packing the next step's buckets while a
-//                peer still copies out of this step's.
+//                (docs/performance.md), so not the default.
+//                What keeps a rank from packing the next step's buckets while a peer still
+//                copies out of this step's is the step's first collective, the embedding rows'
+//                marks (Trainer::step, gpu/embedding_rows.h): a peer's compute stream joins
+//                its copies (join()) before it queues the next step's marks all-reduce, and
+//                this stream waits for that all-reduce (rows.wait) before any bucket. Whoever
+//                moves the marks earlier in the step, or steps without them, must add a
+//                handshake at the start of the step.
 #pragma once
 
 #include <memory>

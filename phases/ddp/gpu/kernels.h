@@ -134,8 +134,9 @@ void pack_to_bf16(bf16* packed, const PackedParts& parts, cudaStream_t stream);
 void unpack_to_fp32(const PackedParts& parts, const bf16* packed, cudaStream_t stream);
 
 // The copy-engine all-reduce's average of one slice (gpu/gradient_sync.h): every rank's copy
-// of the slice, in rank order, summed in fp32 and divided by their count.
-//   out[i] = bf16((in.p[0][i] + in.p[1][i] + ... + in.p[count-1][i]) / count)      (n) each
+// of the slice, in rank order, summed in fp32 and multiplied by 1/count (exact for 2, 4, 8, 16
+// ranks; another fp32 rounding otherwise), then rounded to bf16.
+//   out[i] = bf16((in.p[0][i] + in.p[1][i] + ... + in.p[count-1][i]) * (1/count))      (n) each
 // out may be one of the inputs (each value is read and written by the same thread).
 inline constexpr int kMaxAveragedSlices = 16;
 struct Bf16Slices {

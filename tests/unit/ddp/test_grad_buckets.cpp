@@ -99,8 +99,10 @@ TEST_CASE("the copy-engine all-reduce's shares cover a bucket once, in rank orde
         INFO("elements " << elements << ", world " << world << ", rank " << r);
         CHECK(s.offset == next);  // adjacent, in rank order
         if (s.count > 0) CHECK(s.offset % kSliceAlign == 0);
-        // Equal shares but the last ranks': never more than the first rank's.
+        // Equal shares but the last ranks': never more than the first rank's, and equal to it
+        // wherever another share follows.
         CHECK(s.count <= reduce_share(elements, world, 0).count);
+        if (s.offset + s.count < elements) CHECK(s.count == reduce_share(elements, world, 0).count);
         if (s.offset + s.count < elements) CHECK(s.count % kSliceAlign == 0);
         next = s.offset + s.count;
       }
