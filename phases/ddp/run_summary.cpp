@@ -77,6 +77,11 @@ void RunSummary::record_scale(const TrainRun& run) {
   // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
+  if (run.label == "single_gpu") {
+    std::vector<double> alone;
+    for (const auto& v : rates) alone.push_back(v[0]);
+    slowest_alone_ = train::slowest_alone(alone);
+  }
   engines_[run.label] = run.engine;
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
@@ -126,12 +131,13 @@ void RunSummary::record_scaling() {
   for (const char* to : {"node", "all"}) {
     const auto it = per_gpu_rate_.find(to);
     if (it == per_gpu_rate_.end()) continue;
+    const std::string slowest = train::slowest_alone_note(slowest_alone_, ctx_.world, it->second);
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
                          {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
-        .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone (gradients "
+        .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone{} (gradients "
                                "all-reduced in {} by {})",
-                               it->second, to, single->second, config_.grad_reduce, engines_[to]);
-    log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%", to, 100.0 * it->second / single->second);
+                               it->second, to, single->second, slowest, config_.grad_reduce, engines_[to]);
+    log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%{}", to, 100.0 * it->second / single->second, slowest);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "ddp/run_stats.h"
 #include "ddp/trainer.h"
 #include "phase/phase_runner.h"
+#include "train/slowest_alone.h"
 
 namespace gpuaccept::ddp {
 
@@ -41,6 +42,7 @@ class RunSummary {
   std::map<std::string, double> per_gpu_rate_;  // scale -> tokens/s per GPU (mean over ranks)
   std::map<std::string, int> gpus_;             // scale -> GPUs in one communicator
   std::map<std::string, std::string> engines_;  // scale -> how gradients were averaged (TrainRun::engine)
+  train::SlowestAlone slowest_alone_;             // rank 0: the slowest GPU of the single_gpu scale
 
   double tokens_per_step() const;  // this rank's tokens per optimizer step
 };

@@ -17,6 +17,7 @@
 #include "fsdp-lora/fsdp_trainer.h"
 #include "fsdp-lora/memory_plan.h"
 #include "phase/phase_runner.h"
+#include "train/slowest_alone.h"
 
 namespace gpuaccept::fsdp {
 
@@ -47,6 +48,7 @@ class FsdpSummary {
   std::vector<double> losses_;                  // the all-GPU run's mean loss per step (every rank)
   std::map<std::string, double> per_gpu_rate_;  // rank 0: tokens/s per GPU by scale
   std::map<std::string, int> gpus_;             // rank 0: GPUs per communicator by scale
+  train::SlowestAlone slowest_alone_;             // rank 0: the slowest GPU of the single_gpu scale
 
   void record_throughput(const FsdpRun& run);  // collective
   double tokens_per_step() const;              // this rank's tokens per optimizer step

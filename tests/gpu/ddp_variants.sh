@@ -34,6 +34,7 @@ case $PHASE in
   *) echo "PHASE=$PHASE: ddp or fsdp-lora" >&2; exit 2 ;;
 esac
 [[ -n ${FULL:-} ]] || full=("equivalence_steps: 0" "scaling_steps: 0")
+failed=()  # the runs that exited non-zero: the exit status
 for ((round = 1; round <= ${ROUNDS:-1}; round++)); do
 for variant in "$@"; do
   IFS=: read -r name envs keys <<<"$variant"
@@ -52,9 +53,16 @@ for variant in "$@"; do
   IFS=, read -ra ev <<<"$envs"
   timeout --kill-after=10 600 env "${ev[@]}" srun -N1 -n"$ngpu" --mpi=pmix "${bind[@]}" "$BIN/gpuaccept-$PHASE" \
     --config "$cfg" --results "$OUT/results" --run-id "$run" >"$OUT/$run.log" 2>&1
-  echo "$name (${envs:-no env}; ${keys:-defaults}): exit $? $(grep -o "$PHASE: all: .*" "$OUT/$run.log" | head -n1)"
-  [[ -n ${FULL:-} ]] && grep -v ' r[1-9][0-9]*/' "$OUT/$run.log" |
+  rc=$?
+  [ "$rc" -eq 0 ] || failed+=("$run")
+  echo "$name (${envs:-no env}; ${keys:-defaults}): exit $rc $(grep -o "$PHASE: all: .*" "$OUT/$run.log" | head -n1)"
+  [[ -z ${FULL:-} ]] || grep -v ' r[1-9][0-9]*/' "$OUT/$run.log" |
     grep -oE "$PHASE: (single_gpu: [0-9]+ tokens/s per GPU|scaling efficiency .*|equivalence (PASS|FAIL))|largest difference [^ ]+ at step [0-9]+" |
     sed 's/^/    /'
 done
 done
+# Exit status 1 when a run exited non-zero (the others still ran), naming them.
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "variants that exited non-zero: ${failed[*]}"
+  exit 1
+fi

@@ -140,7 +140,9 @@ if want variants; then
   # shellcheck disable=SC2086  # one word per variant
   # shellcheck disable=SC2086
   nvariants=$(wc -w <<<$VARIANTS)
-  STEPS=40 run_step variants $((30 * nvariants + 30)) tests/gpu/ddp_variants.sh $VARIANTS
+  per_run=30  # seconds; 60 with FULL's one-GPU run and equivalence; each of ROUNDS rounds
+  [ -z "${FULL:-}" ] || per_run=60
+  STEPS=40 run_step variants $((per_run * nvariants * ${ROUNDS:-1} + 30)) tests/gpu/ddp_variants.sh $VARIANTS
   grep -E 'exit' "$work/variants.log" | cut -c1-300
 fi
 if want fsdp1; then

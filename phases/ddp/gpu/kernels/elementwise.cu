@@ -63,28 +63,6 @@ void launch_map(const char* name, bf16* out, const bf16* a, const bf16* b, std::
   check_launch(name);
 }
 
-// out[i] = bf16(in[i]), round to nearest even.
-template <int W>
-__global__ void cast_to_bf16_kernel(bf16* __restrict__ out, const float* __restrict__ in, std::size_t n) {
-  for (std::size_t i = global_thread() * W; i < n; i += global_threads() * W) {
-    if (i + W <= n) {
-      float x[W];
-      if constexpr (W == 8) {
-        const float4 lo = *reinterpret_cast<const float4*>(in + i);
-        const float4 hi = *reinterpret_cast<const float4*>(in + i + 4);
-        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] = v[k];
-      } else {
-        x[0] = in[i];
-      }
-      store_bf16<W>(out + i, x);
-    } else {
-      for (std::size_t j = i; j < n; ++j) out[j] = __float2bfloat16(in[j]);
-    }
-  }
-}
-
 // Part blockIdx.y of a bucket, grid-stride over its elements in x: packed <- fp32 (kPack) or
 // back. 8 values a thread with 16-byte accesses where both ends of the part are aligned.
 template <bool kPack>
@@ -160,15 +138,6 @@ void gelu_backward_inplace(bf16* d, const bf16* inp, std::size_t n, cudaStream_t
   launch_map("gelu_backward_inplace", d, d, inp, n, GeluBackward{}, stream);
 }
 
-void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  if (aligned16(out) && aligned16(in))
-    cast_to_bf16_kernel<8><<<grid_for(ceil_div<std::size_t>(n, 8), kBlock), kBlock, 0, stream>>>(out, in, n);
-  else
-    cast_to_bf16_kernel<1><<<grid_for(n, kBlock), kBlock, 0, stream>>>(out, in, n);
-  check_launch("cast_to_bf16");
-}
-
 void average_bf16(bf16* out, const Bf16Slices& in, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   require(in.count >= 1 && in.count <= kMaxAveragedSlices, "average_bf16: 1 to kMaxAveragedSlices slices");
@@ -202,6 +171,15 @@ void pack_to_bf16(bf16* packed, const PackedParts& parts, cudaStream_t stream) {
 
 void unpack_to_fp32(const PackedParts& parts, const bf16* packed, cudaStream_t stream) {
   launch_packed_parts<false>("unpack_to_fp32", const_cast<bf16*>(packed), parts, stream);
+}
+
+// The bf16 weights from the fp32 master copy: a bucket of one part, packed.
+void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream) {
+  PackedParts whole;
+  whole.fp32[0] = const_cast<float*>(in);  // read only: the kernel packs (kPack)
+  whole.count[0] = n;
+  whole.parts = 1;
+  launch_packed_parts<true>("cast_to_bf16", out, whole, stream);
 }
 
 }  // namespace gpuaccept::ddp::gpu
