@@ -19,8 +19,8 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
       "all_reduce", "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
       "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
       "gradient_check", "learn_fraction", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
-      "micro_batch", "model", "pack_on", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
-      "timing_skip", "unpack_on", "weight_decay"});
+      "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
+      "timing_skip", "weight_decay"});
   DdpConfig d;
   d.model = c.get("ddp.model", d.model);
   if (!f.model.empty()) d.model = f.model;
@@ -55,11 +55,6 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.all_reduce = c.get("ddp.all_reduce", d.all_reduce);
   if (d.all_reduce != "nccl" && d.all_reduce != "copy_engine")
     throw c.error_at(c.find("ddp.all_reduce"), "ddp.all_reduce", fmt::format("'{}': nccl or copy_engine", d.all_reduce));
-  for (auto [key, value] : {std::pair{"ddp.pack_on", &d.pack_on}, {"ddp.unpack_on", &d.unpack_on}}) {
-    *value = c.get(key, *value);
-    if (*value != "comm" && *value != "compute")
-      throw c.error_at(c.find(key), key, fmt::format("'{}': comm or compute", *value));
-  }
   d.comm_sms = c.get_non_negative("ddp.comm_sms", d.comm_sms);
   if (d.comm_sms > 64)
     throw c.error_at(c.find("ddp.comm_sms"), "ddp.comm_sms", fmt::format("{} SMs: at most 64 (NCCL's CTA limit)", d.comm_sms));

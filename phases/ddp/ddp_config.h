@@ -44,11 +44,6 @@ struct DdpConfig {
                                     // (NCCL's kernels) or copy_engine (one node, bf16: copies by
                                     // the copy engines, no NCCL kernel beside the backward pass
                                     // but one-float handshakes; gpu/gradient_sync.h)
-  std::string pack_on = "comm";     // ddp.pack_on, ddp.unpack_on: the stream of each bf16 bucket's
-  std::string unpack_on = "comm";   // pack and unpack kernels: comm (beside the backward pass, which
-                                    // they slow down as NCCL's kernels do) or compute (in turn with
-                                    // it: the pack as the bucket completes, the unpacks after the
-                                    // last all-reduce; gpu/gradient_sync.h)
   int comm_sms = 0;                 // ddp.comm_sms: SMs left to NCCL while the backward pass runs beside
                                     // the all-reduce: the communicators' CTA limit, and the matmuls
                                     // meanwhile are planned for the other SMs, at least half of them

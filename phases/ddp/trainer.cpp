@@ -36,9 +36,7 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::Tok
                               static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
             model.grads(), model.num_params(),
             config.grad_reduce == "bf16" ? gpu::ReducePrecision::Bf16 : gpu::ReducePrecision::Fp32,
-            model.layout()[Param::wte].size,  // the embedding rows reduced with the last bucket
-            gpu::CastStreams{.pack_on_compute = config.pack_on == "compute",
-                             .unpack_on_compute = config.unpack_on == "compute"}),
+            model.layout()[Param::wte].size),  // the embedding rows reduced with the last bucket
       optimizer_(model.num_params()),
       staging_(2 * static_cast<std::size_t>(max_micro) * 2 * model.tokens_per_micro_batch()),
       host_losses_(static_cast<std::size_t>(max_micro) * model.tokens_per_micro_batch()) {

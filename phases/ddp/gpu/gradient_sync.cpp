@@ -32,12 +32,8 @@ std::vector<PackedParts> pack_plan(const std::vector<std::span<float>>& parts) {
 }  // namespace
 
 GradientSync::GradientSync(std::vector<GradBucket> buckets, float* grads, std::size_t elements,
-                           ReducePrecision precision, std::size_t extra_capacity, CastStreams casts)
-    : buckets_(std::move(buckets)),
-      grads_(grads),
-      precision_(precision),
-      extra_capacity_(extra_capacity),
-      casts_(casts) {
+                           ReducePrecision precision, std::size_t extra_capacity)
+    : buckets_(std::move(buckets)), grads_(grads), precision_(precision), extra_capacity_(extra_capacity) {
   // Each bucket's stretch of rounded_ starts 16-byte aligned, for the kernels' vector loads
   // and the copy engine's shares.
   std::size_t base = 0, held = 0;
@@ -90,18 +86,12 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     const GradBucket& b = buckets_[i];
     if (b.ready_after_layer != layer) continue;
+    ready_[i]->record(compute);
+    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, *ready_[i], 0));
     // The slices (one per tensor) and, for the last bucket, `extra`.
     std::vector<std::span<float>> parts;
     for (const GradRange& r : b.ranges) parts.emplace_back(grads_ + r.offset, r.count);
     if (layer == kEmbeddingsStage && !extra.empty()) parts.push_back(extra);
-    // Rounded side by side into the bucket's own stretch of rounded_ (each bucket's elements,
-    // padded to kSliceAlign; extra after the last's), so the bucket is one all-reduce.
-    bf16* const packed = precision_ == ReducePrecision::Bf16 ? rounded_.get() + packed_at_[i] : nullptr;
-    const std::vector<PackedParts> launches = packed ? pack_plan(parts) : std::vector<PackedParts>{};
-    if (casts_.pack_on_compute)
-      for (const PackedParts& l : launches) pack_to_bf16(packed, l, compute);
-    ready_[i]->record(compute);
-    GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, *ready_[i], 0));
     if (precision_ == ReducePrecision::Fp32) {
       // One group per bucket: its parts go out as a single NCCL launch.
       GPUACCEPT_NCCL_CHECK(ncclGroupStart());
@@ -109,18 +99,18 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
         GPUACCEPT_NCCL_CHECK(ncclAllReduce(p.data(), p.data(), p.size(), ncclFloat, ncclAvg, comm_, stream_));
       GPUACCEPT_NCCL_CHECK(ncclGroupEnd());
     } else {
-      if (!casts_.pack_on_compute)
-        for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);
+      // Rounded side by side into the bucket's own stretch of rounded_ (each bucket's
+      // elements, padded to kSliceAlign; extra after the last's), so the bucket is one all-reduce.
+      bf16* const packed = rounded_.get() + packed_at_[i];
+      const std::vector<PackedParts> launches = pack_plan(parts);
+      for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);
       std::size_t n = 0;
       for (std::span<float> p : parts) n += p.size();
       if (comm_ == ce_comm_)
         copy_engine_average(packed_at_[i], n);
       else
         GPUACCEPT_NCCL_CHECK(ncclAllReduce(packed, packed, n, ncclBfloat16, ncclAvg, comm_, stream_));
-      if (casts_.unpack_on_compute)
-        unpack_at_join_.emplace_back(packed, launches);
-      else
-        for (const PackedParts& l : launches) unpack_to_fp32(l, packed, stream_);
+      for (const PackedParts& l : launches) unpack_to_fp32(l, packed, stream_);
     }
     launched_ = true;
   }
@@ -165,9 +155,6 @@ void GradientSync::join(cudaStream_t compute) {
   if (!launched_) return;
   done_.record(stream_);
   GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(compute, done_, 0));
-  for (const auto& [packed, launches] : unpack_at_join_)
-    for (const PackedParts& l : launches) unpack_to_fp32(l, packed, compute);
-  unpack_at_join_.clear();
   launched_ = false;
 }
 

@@ -29,7 +29,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <nccl.h>
@@ -46,31 +45,20 @@ namespace gpuaccept::ddp::gpu {
 // side by side, reduced in one call, and the average widened back (PyTorch's
 // bf16_compress_hook): half the bytes, so half as long beside the backward pass, for
 // about 3 significant digits in the averaged gradient. Every rank gets the same bits either
-// way, so replicas stay bitwise equal.
+// way, so replicas stay bitwise equal. The pack and unpack kernels run on this class's stream,
+// beside the backward pass; on the compute stream instead they gained nothing on four H200s
+// (docs/performance.md, 2026-11-26 21:36).
 enum class ReducePrecision { Fp32, Bf16 };
-
-// Where a bf16 bucket's pack and unpack kernels run (ddp.pack_on, ddp.unpack_on). On the
-// communication stream they overlap the backward pass and slow its matmuls, as NCCL's kernels
-// do (pack 1.50 ms and unpack 0.58 ms of kernel time a step beside it on two H100s, for about
-// 0.4 ms of memory traffic alone). On the compute stream they run in turn with it: the pack
-// before the bucket's ready event, the unpacks in join(), after the last all-reduce.
-struct CastStreams {
-  bool pack_on_compute = false;
-  bool unpack_on_compute = false;
-};
 
 class GradientSync {
  public:
   // grads: the flat buffer of `elements`; extra_capacity: the most elements layer_done's
   // `extra` will hold (bf16 needs room for them).
   GradientSync(std::vector<GradBucket> buckets, float* grads, std::size_t elements, ReducePrecision precision,
-               std::size_t extra_capacity, CastStreams casts = {});
+               std::size_t extra_capacity);
 
   // The communicator of the next steps (nullptr: training alone, nothing to reduce).
-  void set_comm(ncclComm_t comm) {
-    comm_ = comm;
-    unpack_at_join_.clear();  // a step that ended without join() (a fault) leaves nothing behind
-  }
+  void set_comm(ncclComm_t comm) { comm_ = comm; }
   // Collective over `comm` (this rank `rank` of `world`, all on one node): maps every rank's
   // packed buckets, so that the steps on `comm` average them by copy engine. Returns "" when
   // they will, otherwise why not (the same on every rank; they keep using NCCL).
@@ -86,8 +74,7 @@ class GradientSync {
   // From backward()'s layer_done hook: launches every bucket that is complete now; with
   // layer -1, `extra` (gradients outside the flat buffer: gpu/embedding_rows.h) with it.
   void layer_done(int layer, cudaStream_t compute, std::span<float> extra = {});
-  // `compute` waits until every bucket launched this step is reduced (and, with
-  // unpack_on_compute, then unpacks them).
+  // `compute` waits until every bucket launched this step is reduced.
   void join(cudaStream_t compute);
   // Whether a bucket has been launched since the last join(): NCCL may be running.
   bool reducing() const { return launched_; }
@@ -101,8 +88,6 @@ class GradientSync {
   float* grads_;
   ReducePrecision precision_;
   std::size_t extra_capacity_;
-  CastStreams casts_;
-  std::vector<std::pair<bf16*, std::vector<PackedParts>>> unpack_at_join_;  // unpack_on_compute: this step's
   std::vector<std::size_t> packed_at_;  // per bucket: where its parts start in rounded_
   DeviceBuffer<bf16> rounded_;          // Bf16: every bucket's parts, rounded, packed
   ncclComm_t comm_ = nullptr;

@@ -70,14 +70,3 @@ TEST_CASE("checkpoint.include_base is fsdp-lora's: ddp refuses it as an unknown 
       load_ddp_config(Config::parse("ddp:\n  checkpoint:\n    include_base: true\n", "c.yaml"), DdpFlags{}),
       Catch::Contains("c.yaml:3") && Catch::Contains("ddp.checkpoint.include_base"));
 }
-
-TEST_CASE("pack_on and unpack_on are comm or compute") {
-  const DdpConfig d = load_ddp_config(Config::parse("ddp:\n  steps: 3\n", "t.yaml"), {});
-  CHECK(d.pack_on == "comm");
-  CHECK(d.unpack_on == "comm");
-  const DdpConfig c = load_ddp_config(Config::parse("ddp:\n  pack_on: compute\n  unpack_on: compute\n", "t.yaml"), {});
-  CHECK(c.pack_on == "compute");
-  CHECK(c.unpack_on == "compute");
-  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  unpack_on: copy_engine\n", "bad.yaml"), {}),
-                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.unpack_on") && Catch::Contains("comm or compute"));
-}
