@@ -77,11 +77,7 @@ void RunSummary::record_scale(const TrainRun& run) {
   // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
-  if (run.label == "single_gpu") {
-    std::vector<double> alone;
-    for (const auto& v : rates) alone.push_back(v[0]);
-    slowest_alone_ = train::slowest_alone(alone);
-  }
+  if (run.label == "single_gpu") slowest_alone_ = train::slowest_alone(rates);
   engines_[run.label] = run.engine;
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);

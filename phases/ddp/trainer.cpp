@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
 #include "train/arrival_progress.h"
 
 namespace gpuaccept::ddp {
@@ -138,6 +139,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   const float dloss = 1.0f / static_cast<float>(N * static_cast<std::size_t>(micro));
   const long long progress = train::arrival_progress(spec.label, step_index);
   const WaitContext ctx{fmt::format("ddp {} step {}", spec.label, step_index), spec.comm_ranks, progress};
+  const NvtxRange range(ctx.what);  // the step on an Nsight Systems timeline, named as its waits are
   runtime_.arrive(progress);
 
   // This step's tokens (staged during the previous step) marked for the embedding's rows.
@@ -216,6 +218,7 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
 
 // Global-norm clipping and AdamW, all on the device: the clip factor never visits the host.
 void Trainer::optimizer_step(int t) {
+  const NvtxRange range("optimizer");
   const std::size_t n = model_.num_params();
   optimizer_.clip(model_.grads(), n, static_cast<float>(config_.grad_clip), stream_);
   const double lr = train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup);

@@ -120,11 +120,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   // In lockstep (all, node) every rank's rate is the same; alone, each GPU has its own.
   const double per_gpu = sum / static_cast<double>(rates.size());
   per_gpu_rate_[run.label] = per_gpu;
-  if (run.label == "single_gpu") {
-    std::vector<double> alone;
-    for (const auto& v : rates) alone.push_back(v[0]);
-    slowest_alone_ = train::slowest_alone(alone);
-  }
+  if (run.label == "single_gpu") slowest_alone_ = train::slowest_alone(rates);
   gpus_[run.label] = run.comm_size;
   train::record_step_figures(out, per_gpu, sum, m, scale);
 

@@ -6,11 +6,11 @@
 
 namespace gpuaccept::train {
 
-SlowestAlone slowest_alone(const std::vector<double>& rates) {
+SlowestAlone slowest_alone(const std::vector<std::vector<double>>& rates) {
   SlowestAlone s;
   for (std::size_t r = 0; r < rates.size(); ++r) {
-    if (!std::isfinite(rates[r])) continue;
-    if (s.rank < 0 || rates[r] < s.rate) s = {rates[r], static_cast<int>(r)};
+    if (rates[r].empty() || !std::isfinite(rates[r][0])) continue;
+    if (s.rank < 0 || rates[r][0] < s.rate) s = {rates[r][0], static_cast<int>(r)};
   }
   return s;
 }

@@ -18,8 +18,9 @@ struct SlowestAlone {
   int rank = -1;    // its rank; -1 when there was no rate
 };
 
-// The lowest finite rate of `rates` (one per rank, in rank order); -1 for none.
-SlowestAlone slowest_alone(const std::vector<double>& rates);
+// The lowest finite rate of `rates`: every rank's values in rank order, as gather_doubles
+// (run_records.h) returns them, the rate first. Rank -1 for none.
+SlowestAlone slowest_alone(const std::vector<std::vector<double>>& rates);
 
 // ", the slowest GPU alone: rank R on HOST at RATE, of which this is P%", or "" with only one
 // rate or none (nothing to compare). `host` names the slowest rank's node.

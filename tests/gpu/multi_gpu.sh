@@ -50,8 +50,9 @@ ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars)
 # ddp's communication settings side by side: the defaults, the copy-engine all-reduce (no NCCL
-# kernel beside the backward pass; on two H100s 0.5-1 point below NCCL, to be measured where
-# NCCL's kernels take more: eight GPUs), and matmuls planned around 16 SMs left to NCCL.
+# kernel beside the backward pass; 0.5-1 point below NCCL on two H100s and about 1 on four
+# H200s, to be measured where NCCL's kernels take more: eight GPUs), and matmuls planned around
+# 16 SMs left to NCCL.
 # Earlier lists: fp32 gradients (the bf16 default gained 1-1.5 points on four GPUs).
 VARIANTS=${VARIANTS:-"base ce::all_reduce=copy_engine sms16::comm_sms=16"}
 # fsdp-lora's settings side by side (docs/performance.md): the defaults, then the attention on

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -238,6 +239,7 @@ void GptModel::forward(float dloss, cudaStream_t s) {
 
   encoder_forward(encoded_.get(), tokens_.get(), p(Param::wte), p(Param::wpe), B, T, C, s);
   for (int l = 0; l < L; ++l) {
+    const NvtxRange range(fmt::format("layer {} forward", l));  // the launches, on the host's timeline
     const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
     bf16* ln1 = ln1_.get() + l * NC;
     bf16* q = qkvr_.get() + l * 3 * NC;
@@ -290,6 +292,7 @@ void GptModel::forward(float dloss, cudaStream_t s) {
     }
   }
   // Output: logits = lnf(r_L) wte^T (tied embeddings), then softmax cross-entropy.
+  const NvtxRange range("head forward and loss");
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
                     p(Param::lnfb), N, C, s);
   matmul_.linear_forward(logits_.get(), lnf_.get(), p(Param::wte), nullptr, N, C, Vp, s);
@@ -304,15 +307,19 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
   const long long NC = static_cast<long long>(N) * C;
   bf16* dres = dres_.get();  // d(loss)/d(residual stream), flowing down through the layers
 
-  // Output: logits_ holds dlogits. dwte += dlogits^T lnf; dlnf = dlogits wte.
-  matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s);
-  matmul_.linear_backward_input(nc_a_.get(), logits_.get(), p(Param::wte), N, C, Vp, s);
-  GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
-  layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
-                     lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
+  {
+    const NvtxRange range("head backward");
+    // Output: logits_ holds dlogits. dwte += dlogits^T lnf; dlnf = dlogits wte.
+    matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s);
+    matmul_.linear_backward_input(nc_a_.get(), logits_.get(), p(Param::wte), N, C, Vp, s);
+    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
+    layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
+                       lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
+  }
   layer_done(head_stage(L));
 
   for (int l = L - 1; l >= 0; --l) {
+    const NvtxRange range(fmt::format("layer {} backward", l));  // layer_done's bucket inside it
     const bf16* in = l == 0 ? encoded_.get() : res3_.get() + (l - 1) * NC;
     const bf16* ln1 = ln1_.get() + l * NC;
     const bf16* atty = atty_.get() + l * NC;
@@ -359,6 +366,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
                        ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
     layer_done(l);
   }
+  const NvtxRange range("embedding backward");
   embedding_rows_.wait(s);
   encoder_backward(embedding_rows_.rows(), embedding_rows_.row_of_token(), g(Param::wpe), dres, tokens_.get(), B, T,
                    C, s);

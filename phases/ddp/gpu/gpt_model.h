@@ -105,17 +105,45 @@ class GptModel {
   bool fuse_residual_ = false, fuse_gelu_ = false;
   bool flash_ = false;  // flash attention: lse_ kept per layer instead of att_
 
-  DeviceBuffer<float> master_, grads_;
-  EmbeddingRows embedding_rows_;
-  DeviceBuffer<bf16> params_;
-  DeviceBuffer<int> tokens_, targets_;
+  // Shapes: L layers, B sequences of T tokens (N = B*T), C channels, NH heads, Vp the padded
+  // vocabulary, P = layout_.total() parameters.
+  DeviceBuffer<float> master_;     // (P) fp32 weights, layout() order
+  DeviceBuffer<float> grads_;      // (P) fp32 gradients, accumulated over micro-batches
+  EmbeddingRows embedding_rows_;   // wte's token-embedding gradient, one row per distinct token
+  DeviceBuffer<bf16> params_;      // (P) bf16 copy of master_, what the kernels read
+  DeviceBuffer<int> tokens_;       // (B, T)
+  DeviceBuffer<int> targets_;      // (B, T)
 
-  // Activations kept for backward, stacked by layer (see forward() for what each holds).
-  DeviceBuffer<bf16> encoded_, ln1_, qkvr_, att_, atty_, res2_, ln2_, fch_, fch_gelu_, res3_, lnf_, logits_;
-  DeviceBuffer<float> ln1_mean_, ln1_rstd_, ln2_mean_, ln2_rstd_, lnf_mean_, lnf_rstd_, losses_;
-  DeviceBuffer<float> lse_, delta_;  // flash attention: (L, B*NH, T) log-sum-exp; (B*NH, T) scratch
+  // Activations kept for backward, stacked by layer (forward() says what each holds).
+  DeviceBuffer<bf16> encoded_;     // (B, T, C) token + position embedding
+  DeviceBuffer<bf16> ln1_;         // (L, B, T, C)
+  DeviceBuffer<bf16> qkvr_;        // (L, B, T, 3C) the qkv projection (heads split on the GEMM path)
+  DeviceBuffer<bf16> att_;         // (L, B, NH, T, T) softmax; GEMM path only, empty with flash
+  DeviceBuffer<bf16> atty_;        // (L, B, T, C) attention output, heads merged
+  DeviceBuffer<bf16> res2_;        // (L, B, T, C) residual after attention
+  DeviceBuffer<bf16> ln2_;         // (L, B, T, C)
+  DeviceBuffer<bf16> fch_;         // (L, B, T, 4C) fc output before GELU
+  DeviceBuffer<bf16> fch_gelu_;    // (L, B, T, 4C)
+  DeviceBuffer<bf16> res3_;        // (L, B, T, C) residual after the MLP: the layer's output
+  DeviceBuffer<bf16> lnf_;         // (B, T, C) final LayerNorm
+  DeviceBuffer<bf16> logits_;      // (B, T, Vp); dlogits after forward(dloss != 0)
+  DeviceBuffer<float> ln1_mean_;   // (L, B, T)
+  DeviceBuffer<float> ln1_rstd_;   // (L, B, T)
+  DeviceBuffer<float> ln2_mean_;   // (L, B, T)
+  DeviceBuffer<float> ln2_rstd_;   // (L, B, T)
+  DeviceBuffer<float> lnf_mean_;   // (B, T)
+  DeviceBuffer<float> lnf_rstd_;   // (B, T)
+  DeviceBuffer<float> losses_;     // (B, T)
+  DeviceBuffer<float> lse_;        // (L, B, NH, T) flash attention's log-sum-exp
+  DeviceBuffer<float> delta_;      // (B, NH, T) flash backward's rowsum(dO o O), per layer in turn
   // Scratch, reused by every layer.
-  DeviceBuffer<bf16> qkv_, scores_, nc_a_, nc_b_, dres_, d4c_, dqkvr_;
+  DeviceBuffer<bf16> qkv_;         // (B, T, 3C): the GEMM path's q, k, v; dqkv in backward
+  DeviceBuffer<bf16> scores_;      // (B, NH, T, T) GEMM path only
+  DeviceBuffer<bf16> nc_a_;        // (B, T, C)
+  DeviceBuffer<bf16> nc_b_;        // (B, T, C)
+  DeviceBuffer<bf16> dres_;        // (B, T, C) d(loss)/d(residual stream)
+  DeviceBuffer<bf16> d4c_;         // (B, T, 4C) d(fc output)
+  DeviceBuffer<bf16> dqkvr_;       // (B, T, 3C) GEMM path only
 
   const bf16* p(Param t, int layer = 0) const;
   float* g(Param t, int layer = 0) const;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/nvtx_range.h"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -86,6 +87,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     const GradBucket& b = buckets_[i];
     if (b.ready_after_layer != layer) continue;
+    const NvtxRange range(fmt::format("bucket {} all-reduce ({})", i, engine(comm_)));
     ready_[i]->record(compute);
     GPUACCEPT_CUDA_CHECK(cudaStreamWaitEvent(stream_, *ready_[i], 0));
     // The slices (one per tensor) and, for the last bucket, `extra`.

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "common/error.h"
 #include "train/optimizer_kernels.h"
 
 namespace gpuaccept::train::detail {
@@ -28,12 +30,15 @@ constexpr T ceil_div(T a, T b) {
 }
 
 // Launch errors (bad configuration, too much shared memory) only show at the next
-// runtime call, so every launcher checks right after its launch. `family` names whose kernels
-// they are ("ddp", "train") in the message, so a failure points at the right library.
-inline void check_launch_of(const char* family, const char* kernel) {
+// runtime call, so every launcher checks right after its launch. A failure goes out through
+// the one error path (common/error.h): a CallError naming the kernel with `family` ("ddp",
+// "fsdp", "train", so it points at the right library), CUDA's text, the launcher's file:line,
+// and the rank and host.
+inline void check_launch_of(const char* family, const char* kernel, const std::source_location& loc) {
   const cudaError_t rc = cudaGetLastError();
   if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(family) + " kernel " + kernel + ": launch failed: " + cudaGetErrorString(rc));
+    ::gpuaccept::raise_call_error("CUDA", std::string(family) + " kernel " + kernel + " launch", cudaGetErrorString(rc),
+                                  loc);
 }
 
 inline void require_of(const char* family, bool ok, const char* what) {
@@ -41,7 +46,9 @@ inline void require_of(const char* family, bool ok, const char* what) {
 }
 
 // src/train's own kernels (train/kernels/optimizer.cu).
-inline void check_launch(const char* kernel) { check_launch_of("train", kernel); }
+inline void check_launch(const char* kernel, const std::source_location& loc = std::source_location::current()) {
+  check_launch_of("train", kernel, loc);
+}
 inline void require(bool ok, const char* what) { require_of("train", ok, what); }
 
 // Blocks for a grid-stride loop over `items`: enough to fill an H100 several times,

@@ -9,6 +9,10 @@
 // total GPU ms, share of all kernel time, launches and mean µs, heaviest first. With
 // $KERNEL_PROFILE_WINDOW_S only the kernels that start in the last that many seconds of GPU
 // activity count: the steady training steps, without warm-up, autotuning or compilation.
+// After the table, where the busiest stream (the compute stream of a training step) waited:
+// its idle gaps between consecutive kernels, summed by the pair of kernels around each gap,
+// longest first. A gap is the stream having nothing to run: the host had not launched the
+// next kernel yet, or the stream waited for an event (another stream's work, a collective).
 //
 // Build (tests/gpu/CMakeLists.txt does this where CUPTI is found):
 //   g++ -O2 -shared -fPIC kernel_profile.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti
@@ -37,6 +41,12 @@ struct KernelTotal {
 struct Launch {
   int name;  // index into g_names
   unsigned long long start, end;
+  unsigned stream;
+};
+
+struct Gap {
+  double ns = 0;
+  long long count = 0;
 };
 
 std::mutex g_mutex;
@@ -85,7 +95,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
     auto [it, added] = g_name_index.try_emplace(short_name(k->name), static_cast<int>(g_names.size()));
     if (added) g_names.push_back(it->first);
-    g_launches.push_back({it->second, k->start, k->end});
+    g_launches.push_back({it->second, k->start, k->end, k->streamId});
   }
   std::free(buffer);
 }
@@ -105,6 +115,33 @@ double busy_ns(std::vector<Launch> kept) {
     }
   }
   return busy + static_cast<double>(close - open);
+}
+
+// The stream with the most kernel time among `kept`, and its idle gaps between consecutive
+// kernels (a kernel that starts before the previous one ends leaves none), summed by the pair
+// of kernels around each gap: (previous, next) name indexes.
+std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>& kept, unsigned* stream,
+                                                       double* idle_ns) {
+  std::map<unsigned, double> per_stream;
+  for (const auto& k : kept) per_stream[k.stream] += static_cast<double>(k.end - k.start);
+  std::map<std::pair<int, int>, Gap> gaps;
+  *idle_ns = 0;
+  if (per_stream.empty()) return gaps;
+  *stream = std::max_element(per_stream.begin(), per_stream.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  std::vector<Launch> mine;
+  for (const auto& k : kept)
+    if (k.stream == *stream) mine.push_back(k);
+  std::sort(mine.begin(), mine.end(), [](const Launch& a, const Launch& b) { return a.start < b.start; });
+  for (std::size_t i = 1; i < mine.size(); ++i) {
+    if (mine[i].start <= mine[i - 1].end) continue;
+    const double ns = static_cast<double>(mine[i].start - mine[i - 1].end);
+    Gap& g = gaps[{mine[i - 1].name, mine[i].name}];
+    g.ns += ns;
+    ++g.count;
+    *idle_ns += ns;
+  }
+  return gaps;
 }
 
 void write_report() {
@@ -147,6 +184,22 @@ void write_report() {
   for (const auto& [name, t] : rows)
     std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s\n", t.ns / 1e6, total > 0 ? 100.0 * t.ns / total : 0.0,
                  t.launches, t.ns / 1e3 / static_cast<double>(t.launches), name.c_str());
+
+  unsigned stream = 0;
+  double idle = 0;
+  const auto gaps = busiest_stream_gaps(kept, &stream, &idle);
+  std::vector<std::pair<std::pair<int, int>, Gap>> gap_rows(gaps.begin(), gaps.end());
+  std::sort(gap_rows.begin(), gap_rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  std::fprintf(out, "# idle on stream %u (the most kernel time): %.3f ms between its kernels, by the kernels around each gap\n",
+               stream, idle / 1e6);
+  std::fprintf(out, "%10s %6s %9s %10s  %s\n", "idle_ms", "share", "gaps", "mean_us", "after -> before");
+  const std::size_t shown = std::min<std::size_t>(gap_rows.size(), 25);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& [pair, g] = gap_rows[i];
+    std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s -> %s\n", g.ns / 1e6, idle > 0 ? 100.0 * g.ns / idle : 0.0,
+                 g.count, g.ns / 1e3 / static_cast<double>(g.count), g_names[static_cast<std::size_t>(pair.first)].c_str(),
+                 g_names[static_cast<std::size_t>(pair.second)].c_str());
+  }
   if (out != stderr) std::fclose(out);
 }
 

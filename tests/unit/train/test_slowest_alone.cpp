@@ -11,13 +11,13 @@ using namespace gpuaccept::train;
 
 TEST_CASE("the slowest GPU alone is the lowest finite rate, with its rank") {
   // Four H200s alone in the full pipeline, 2026-11-26 (tokens/s, rank order).
-  const SlowestAlone s = slowest_alone({520818, 520859, 513646, 525529});
+  const SlowestAlone s = slowest_alone({{520818}, {520859}, {513646}, {525529}});
   CHECK(s.rank == 2);
   CHECK(s.rate == 513646);
   // A rank whose run gave no rate (NaN) is not the slowest; none at all gives rank -1.
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  CHECK(slowest_alone({nan, 500, 490}).rank == 2);
-  CHECK(slowest_alone({nan, nan}).rank == -1);
+  CHECK(slowest_alone({{nan}, {500}, {490}}).rank == 2);
+  CHECK(slowest_alone({{nan}, {nan}}).rank == -1);
   CHECK(slowest_alone({}).rank == -1);
 }
 

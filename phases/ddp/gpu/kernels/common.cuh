@@ -27,7 +27,9 @@ using train::detail::store_f32;
 using train::detail::warp_max;
 using train::detail::warp_sum;
 
-inline void check_launch(const char* kernel) { train::detail::check_launch_of("ddp", kernel); }
+inline void check_launch(const char* kernel, const std::source_location& loc = std::source_location::current()) {
+  train::detail::check_launch_of("ddp", kernel, loc);
+}
 inline void require(bool ok, const char* what) { train::detail::require_of("ddp", ok, what); }
 
 // Device scratch for the deterministic reductions of the backward pass (bias, LayerNorm and

@@ -1,6 +1,6 @@
 // Helpers shared by the fsdp-lora kernels of gpu/kernels/ (private to them): ddp's warp
 // reductions, 16-byte loads and grid sizing (ddp/gpu/kernels/common.cuh, header-only), and the
-// one launch and argument check, whose messages name these kernels rather than ddp's.
+// one launch and argument check (src/train's), whose messages name these kernels rather than ddp's.
 #pragma once
 
 #include <stdexcept>
@@ -13,16 +13,11 @@ namespace gpuaccept::fsdp::gpu::detail {
 
 namespace dd = ddp::gpu::detail;
 
-// Launch errors (bad configuration, too much shared memory) only show at the next runtime
-// call, so every launcher calls this right after its launch.
-inline void check_launch(const char* kernel) {
-  const cudaError_t rc = cudaGetLastError();
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string("fsdp kernel ") + kernel + ": launch failed: " + cudaGetErrorString(rc));
+// Right after every launch: train/kernels/common.cuh's check, naming fsdp's kernel.
+inline void check_launch(const char* kernel, const std::source_location& loc = std::source_location::current()) {
+  train::detail::check_launch_of("fsdp", kernel, loc);
 }
 
-inline void require(bool ok, const char* what) {
-  if (!ok) throw std::invalid_argument(std::string("fsdp kernels: ") + what);
-}
+inline void require(bool ok, const char* what) { train::detail::require_of("fsdp", ok, what); }
 
 }  // namespace gpuaccept::fsdp::gpu::detail
