@@ -128,11 +128,12 @@ void RunSummary::record_scaling() {
     const auto it = per_gpu_rate_.find(to);
     if (it == per_gpu_rate_.end()) continue;
     const std::string slowest = train::slowest_alone_note(slowest_alone_, ctx_.world, it->second);
-    ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%",
-                         {{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}})
+    const Params p{{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}};
+    ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%", p)
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone{} (gradients "
                                "all-reduced in {} by {})",
                                it->second, to, single->second, slowest, config_.grad_reduce, engines_[to]);
+    train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
     log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%{}", to, 100.0 * it->second / single->second, slowest);
   }
 }

@@ -177,6 +177,7 @@ void FsdpSummary::record_scaling() {
                             "each GPU alone (the whole base on it, no gathers){}; issue 16's target: >= 95%",
                             it->second, to, gpus_[to], single->second, slowest);
     if (!std::isfinite(eff)) r.status = Status::Fail;
+    train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
     log_rank0("fsdp-lora: scaling efficiency single_gpu -> {} ({} GPUs): {:.1f}%{}", to, gpus_[to], eff, slowest);
   }
 }

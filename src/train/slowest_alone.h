@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "results/result_writer.h"
 #include "world/world.h"
 
 namespace gpuaccept::train {
@@ -28,5 +29,11 @@ std::string slowest_alone_note(const SlowestAlone& slowest, std::size_t ranks, d
                                const std::string& host);
 // The same with the host taken from `world`'s placement of the ranks.
 std::string slowest_alone_note(const SlowestAlone& slowest, const World& world, double per_gpu_at_scale);
+
+// Rank 0, beside a scale's scaling/efficiency record: scaling/efficiency_vs_slowest (%), the
+// same tokens/s per GPU against the slowest GPU alone, under the same params, so the report
+// charts both. Nothing with one rank or no rate.
+void record_vs_slowest(ResultWriter& out, const SlowestAlone& slowest, const World& world, double per_gpu_at_scale,
+                       const Params& params);
 
 }  // namespace gpuaccept::train

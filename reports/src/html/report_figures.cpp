@@ -200,6 +200,8 @@ std::vector<LineChart> training_charts(const Report& rep, const std::string& pha
     if (!gpus || *gpus <= 0) continue;
     if (r.test == "throughput" && r.metric == "tokens_per_s_per_gpu") rate["tokens/s per GPU"].add(*gpus, r.value);
     if (r.test == "scaling" && r.metric == "efficiency") efficiency["vs each GPU alone"].add(*gpus, r.value);
+    if (r.test == "scaling" && r.metric == "efficiency_vs_slowest")
+      efficiency["vs the slowest GPU alone"].add(*gpus, r.value);
   }
   std::vector<LineChart> out;
   if (!rate.empty())
