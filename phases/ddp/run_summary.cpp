@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -127,13 +128,15 @@ void RunSummary::record_scaling() {
   for (const char* to : {"node", "all"}) {
     const auto it = per_gpu_rate_.find(to);
     if (it == per_gpu_rate_.end()) continue;
-    const std::string slowest = train::slowest_alone_note(slowest_alone_, ctx_.world, it->second);
+    // Against the slowest GPU alone at the `all` scale only (train/slowest_alone.h says why).
+    const bool all = std::string_view(to) == "all";
+    const std::string slowest = all ? train::slowest_alone_note(slowest_alone_, ctx_.world, it->second) : "";
     const Params p{{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}};
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%", p)
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone{} (gradients "
                                "all-reduced in {} by {})",
                                it->second, to, single->second, slowest, config_.grad_reduce, engines_[to]);
-    train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
+    if (all) train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
     log_rank0("ddp: scaling efficiency single_gpu -> {}: {:.1f}%{}", to, 100.0 * it->second / single->second, slowest);
   }
 }

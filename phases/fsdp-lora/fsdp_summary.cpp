@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 #include <span>
 
 #include <cuda_runtime.h>
@@ -172,12 +173,14 @@ void FsdpSummary::record_scaling() {
     p["to"] = to;
     p["gpus"] = std::to_string(gpus_[to]);
     Record& r = ctx_.results.measure("scaling", "efficiency", eff, "%", p);
-    const std::string slowest = train::slowest_alone_note(slowest_alone_, ctx_.world, it->second);
+    // Against the slowest GPU alone at the `all` scale only (train/slowest_alone.h says why).
+    const bool all = std::string_view(to) == "all";
+    const std::string slowest = all ? train::slowest_alone_note(slowest_alone_, ctx_.world, it->second) : "";
     r.message = fmt::format("{:.0f} tokens/s per GPU at scale {} ({} GPUs, the base sharded over them) vs {:.0f} on "
                             "each GPU alone (the whole base on it, no gathers){}; issue 16's target: >= 95%",
                             it->second, to, gpus_[to], single->second, slowest);
     if (!std::isfinite(eff)) r.status = Status::Fail;
-    train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
+    if (all) train::record_vs_slowest(ctx_.results, slowest_alone_, ctx_.world, it->second, p);
     log_rank0("fsdp-lora: scaling efficiency single_gpu -> {} ({} GPUs): {:.1f}%{}", to, gpus_[to], eff, slowest);
   }
 }

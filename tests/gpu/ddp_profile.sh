@@ -8,8 +8,9 @@
 # RANKS=N (default 1): the phase on N GPUs, one rank each, through the local Slurm
 # (tests/gpu/local_slurm.sh), a table per rank (profile-<TAG>-<pid>.txt; the first shown): which
 # kernels slow down beside the all-reduce. DDP_KEYS="all_reduce=copy_engine,...": more ddp keys.
-# Each table ends with where the busiest stream (the compute stream) sat idle, by the kernels
-# around each gap: a step-start barrier, the wait for the last bucket, or the host launching late.
+# Each table ends with where the busiest stream (the compute stream) sat idle, by the operations
+# (kernels, memsets, copies) around each gap: a step-start barrier, the wait for the last bucket,
+# or the host launching late.
 # TAG names this run's files (default ddp).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +64,7 @@ else
 fi
 grep -v ' r[1-9][0-9]*/' "$OUT/$tag-profile.log" | grep -E "tokens/s|step split|averaged by" | tail -n 4
 head -n 40 "$OUT/profile-$tag.txt"
-# Where the compute stream waited: the idle gaps by the kernels around them (probes/kernel_profile.cpp).
+# Where the compute stream waited: the idle gaps by the operations around them (probes/kernel_profile.cpp).
 sed -n '/^# idle/,$p' "$OUT/profile-$tag.txt" | head -n 15
 
 [ -n "${SKIP_TORCH:-}" ] && exit 0

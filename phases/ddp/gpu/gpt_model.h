@@ -117,7 +117,7 @@ class GptModel {
   // Activations kept for backward, stacked by layer (forward() says what each holds).
   DeviceBuffer<bf16> encoded_;     // (B, T, C) token + position embedding
   DeviceBuffer<bf16> ln1_;         // (L, B, T, C)
-  DeviceBuffer<bf16> qkvr_;        // (L, B, T, 3C) the qkv projection (heads split on the GEMM path)
+  DeviceBuffer<bf16> qkvr_;        // (L, B, T, 3C) the qkv projection; (L, 3, B, NH, T, HS) on the GEMM path
   DeviceBuffer<bf16> att_;         // (L, B, NH, T, T) softmax; GEMM path only, empty with flash
   DeviceBuffer<bf16> atty_;        // (L, B, T, C) attention output, heads merged
   DeviceBuffer<bf16> res2_;        // (L, B, T, C) residual after attention

@@ -10,9 +10,10 @@
 // $KERNEL_PROFILE_WINDOW_S only the kernels that start in the last that many seconds of GPU
 // activity count: the steady training steps, without warm-up, autotuning or compilation.
 // After the table, where the busiest stream (the compute stream of a training step) waited:
-// its idle gaps between consecutive kernels, summed by the pair of kernels around each gap,
-// longest first. A gap is the stream having nothing to run: the host had not launched the
-// next kernel yet, or the stream waited for an event (another stream's work, a collective).
+// its idle gaps between consecutive operations (kernels, and the memsets and copies on it,
+// named "[memset]" and "[memcpy]"), summed by the pair around each gap, longest first. A gap
+// is the stream having nothing to run: the host had not launched the next operation yet, or
+// the stream waited for an event (another stream's work, a collective).
 //
 // Build (tests/gpu/CMakeLists.txt does this where CUPTI is found):
 //   g++ -O2 -shared -fPIC kernel_profile.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti
@@ -52,7 +53,8 @@ struct Gap {
 std::mutex g_mutex;
 std::vector<std::string> g_names;        // demangled, without arguments
 std::map<std::string, int> g_name_index;  // name -> index into g_names
-std::vector<Launch> g_launches;
+std::vector<Launch> g_launches;  // kernels
+std::vector<Launch> g_others;    // memsets and copies: only for the gaps between operations
 
 void report_cupti(CUptiResult r, const char* call) {
   if (r == CUPTI_SUCCESS) return;
@@ -90,12 +92,25 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   std::lock_guard lock(g_mutex);
+  auto name_index = [](const std::string& name) {
+    auto [it, added] = g_name_index.try_emplace(name, static_cast<int>(g_names.size()));
+    if (added) g_names.push_back(it->first);
+    return it->second;
+  };
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      g_others.push_back({name_index("[memset]"), m->start, m->end, m->streamId});
+      continue;
+    }
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      g_others.push_back({name_index("[memcpy]"), m->start, m->end, m->streamId});
+      continue;
+    }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    auto [it, added] = g_name_index.try_emplace(short_name(k->name), static_cast<int>(g_names.size()));
-    if (added) g_names.push_back(it->first);
-    g_launches.push_back({it->second, k->start, k->end, k->streamId});
+    g_launches.push_back({name_index(short_name(k->name)), k->start, k->end, k->streamId});
   }
   std::free(buffer);
 }
@@ -117,29 +132,38 @@ double busy_ns(std::vector<Launch> kept) {
   return busy + static_cast<double>(close - open);
 }
 
-// The stream with the most kernel time among `kept`, and its idle gaps between consecutive
-// kernels (a kernel that starts before the previous one ends leaves none), summed by the pair
-// of kernels around each gap: (previous, next) name indexes.
-std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>& kept, unsigned* stream,
+// The stream with the most kernel time among `kernels`, and its idle gaps: time between the
+// end of everything started so far on it (kernels and `others`, its memsets and copies) and
+// the start of the next operation, summed by the pair around each gap (the operation that
+// ended last, the next one): (previous, next) name indexes. Operations that overlap (a short
+// kernel inside a longer one) leave no gap.
+std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>& kernels,
+                                                       const std::vector<Launch>& others, unsigned* stream,
                                                        double* idle_ns) {
   std::map<unsigned, double> per_stream;
-  for (const auto& k : kept) per_stream[k.stream] += static_cast<double>(k.end - k.start);
+  for (const auto& k : kernels) per_stream[k.stream] += static_cast<double>(k.end - k.start);
   std::map<std::pair<int, int>, Gap> gaps;
   *idle_ns = 0;
   if (per_stream.empty()) return gaps;
   *stream = std::max_element(per_stream.begin(), per_stream.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   std::vector<Launch> mine;
-  for (const auto& k : kept)
-    if (k.stream == *stream) mine.push_back(k);
+  for (const auto* ops : {&kernels, &others})
+    for (const auto& k : *ops)
+      if (k.stream == *stream) mine.push_back(k);
   std::sort(mine.begin(), mine.end(), [](const Launch& a, const Launch& b) { return a.start < b.start; });
+  if (mine.empty()) return gaps;
+  unsigned long long busy_until = mine[0].end;
+  int last = mine[0].name;  // the operation that ends at busy_until
   for (std::size_t i = 1; i < mine.size(); ++i) {
-    if (mine[i].start <= mine[i - 1].end) continue;
-    const double ns = static_cast<double>(mine[i].start - mine[i - 1].end);
-    Gap& g = gaps[{mine[i - 1].name, mine[i].name}];
-    g.ns += ns;
-    ++g.count;
-    *idle_ns += ns;
+    if (mine[i].start > busy_until) {
+      const double ns = static_cast<double>(mine[i].start - busy_until);
+      Gap& g = gaps[{last, mine[i].name}];
+      g.ns += ns;
+      ++g.count;
+      *idle_ns += ns;
+    }
+    if (mine[i].end >= busy_until) busy_until = mine[i].end, last = mine[i].name;
   }
   return gaps;
 }
@@ -151,9 +175,14 @@ void write_report() {
   const double window_ns = window_s ? std::atof(window_s) * 1e9 : 0;
   unsigned long long last_end = 0;
   for (const auto& k : g_launches) last_end = std::max(last_end, k.end);
-  std::vector<Launch> kept;
+  const auto in_window = [&](const Launch& k) {
+    return window_ns <= 0 || static_cast<double>(k.start) >= static_cast<double>(last_end) - window_ns;
+  };
+  std::vector<Launch> kept, kept_others;
   for (const auto& k : g_launches)
-    if (window_ns <= 0 || static_cast<double>(k.start) >= static_cast<double>(last_end) - window_ns) kept.push_back(k);
+    if (in_window(k)) kept.push_back(k);
+  for (const auto& k : g_others)
+    if (in_window(k)) kept_others.push_back(k);
 
   std::map<int, KernelTotal> totals;
   for (const auto& k : kept) {
@@ -187,10 +216,10 @@ void write_report() {
 
   unsigned stream = 0;
   double idle = 0;
-  const auto gaps = busiest_stream_gaps(kept, &stream, &idle);
+  const auto gaps = busiest_stream_gaps(kept, kept_others, &stream, &idle);
   std::vector<std::pair<std::pair<int, int>, Gap>> gap_rows(gaps.begin(), gaps.end());
   std::sort(gap_rows.begin(), gap_rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-  std::fprintf(out, "# idle on stream %u (the most kernel time): %.3f ms between its kernels, by the kernels around each gap\n",
+  std::fprintf(out, "# idle on stream %u (the most kernel time): %.3f ms between its operations, by those around each gap\n",
                stream, idle / 1e6);
   std::fprintf(out, "%10s %6s %9s %10s  %s\n", "idle_ms", "share", "gaps", "mean_us", "after -> before");
   const std::size_t shown = std::min<std::size_t>(gap_rows.size(), 25);
@@ -210,6 +239,9 @@ extern "C" int InitializeInjection(void) {
   CUPTI_CALL(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   // CONCURRENT_KERNEL leaves kernels to overlap as they would; KERNEL would serialise them.
   CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  // Memsets and copies: only for the busiest stream's gaps (they are not kernels).
+  CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+  CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
   std::atexit(write_report);
   return 1;
 }
