@@ -31,6 +31,9 @@
 #   fsdp1     the FSDP2 anchor alone on one GPU at 28 layers (its own scaling)
 #   fsdp_vars PHASE=fsdp-lora FULL=1 tests/gpu/ddp_variants.sh FSDP_VARIANTS at 28 layers: fsdp-lora
 #             with settings side by side (each with its one-GPU run and equivalence; list below)
+#   profile   tests/gpu/ddp_profile.sh alone, then on all GPUs with NCCL and with the copy engine
+#             (SKIP_TORCH=1): every rank's kernel table and where its compute stream sat idle
+#             (probes/kernel_profile.cpp); the tables come back in the archive
 #   OUT=... DEADLINE=560 tests/gpu/multi_gpu.sh [STEP ...]   (default: all, in the order above)
 # On the GPU machine after `tests/gpu/prepare` here; every log (not the results or checkpoint
 # files: 1.4 GB) in $OUT/multi-gpu.tar.gz, the pipelines' reports in $OUT/report-quick/ and
@@ -48,7 +51,7 @@ failed_steps=()  # the steps that exited non-zero: the script's exit status
 source tests/gpu/env.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars)
+[ ${#steps[@]} -gt 0 ] || steps=(tests faults pipeline ddp fsdp fsdp_nr nccl full base ckpt variants fsdp1 fsdp_vars profile)
 # ddp's communication settings side by side: the defaults, the copy-engine all-reduce (no NCCL
 # kernel beside the backward pass; 0.5-1 point below NCCL on two H100s and about 1 on four
 # H200s, to be measured where NCCL's kernels take more: eight GPUs), and matmuls planned around
@@ -158,11 +161,20 @@ if want fsdp_vars; then
   PHASE=fsdp-lora FULL=1 run_step fsdp_vars $((60 * nvariants + 30)) tests/gpu/ddp_variants.sh $FSDP_VARIANTS
   grep -E 'exit|scaling|equivalence' "$work/fsdp_vars.log" | cut -c1-300
 fi
+if want profile; then
+  # shellcheck disable=SC2016  # $ngpu expands in the inner shell, from the environment
+  ngpu=$ngpu run_step profile 180 bash -c 'export SKIP_TORCH=1
+    TAG=one tests/gpu/ddp_profile.sh
+    RANKS=$ngpu TAG=nccl tests/gpu/ddp_profile.sh
+    RANKS=$ngpu TAG=ce DDP_KEYS=all_reduce=copy_engine tests/gpu/ddp_profile.sh'
+  grep -E '^===|tokens/s per GPU|^# (kernel|idle)' "$work/profile.log" | cut -c1-230
+fi
 tests/cluster/down >/dev/null 2>&1 || true
 # The reports of the pipeline come back as files of their own (an example run for docs/).
 tar -xzf "$work/pipeline/pipeline-results.tar.gz" -C "$OUT" report-quick 2>/dev/null
 tar -xzf "$work/full/pipeline-results.tar.gz" -C "$OUT" report-full 2>/dev/null
-(cd "$work" && find . -name '*.log' -size -20M -print0 | tar --null -T - -czf "$OUT/multi-gpu.tar.gz")
+(cd "$work" && find . \( -name '*.log' -o -name 'profile-*.txt' \) -size -20M -print0 |
+  tar --null -T - -czf "$OUT/multi-gpu.tar.gz")
 find "$OUT" -type f -printf '%s %P\n'
 if [ ${#failed_steps[@]} -gt 0 ]; then
   echo "multi-gpu: steps that exited non-zero: ${failed_steps[*]}"
