@@ -49,7 +49,8 @@ if [ "$ranks" -eq 1 ]; then
   CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-$tag.txt \
     timeout --kill-after=10 300 "$BIN/gpuaccept-ddp" --config "$cfg" --results "$OUT/results" --run-id "$tag-profile" \
     >"$OUT/$tag-profile.log" 2>&1
-  echo "exit code $?"
+  rc=$?
+  echo "exit code $rc"
 else
   cd "$root" || exit 1
   # shellcheck source=tests/gpu/local_slurm.sh
@@ -57,7 +58,8 @@ else
     CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-$tag-%p.txt \
     timeout --kill-after=10 300 srun -N1 -n"$ranks" --mpi=pmix "${bind[@]}" "$BIN/gpuaccept-ddp" --config "$cfg" \
     --results "$OUT/results" --run-id "$tag-profile" >"$OUT/$tag-profile.log" 2>&1
-  echo "exit code $?"
+  rc=$?
+  echo "exit code $rc"
   "$root/tests/cluster/down" >/dev/null 2>&1
   first=$(find "$OUT" -maxdepth 1 -name "profile-$tag-*.txt" | sort | head -n 1)
   [ -n "$first" ] && cp "$first" "$OUT/profile-$tag.txt"
@@ -67,13 +69,16 @@ head -n 40 "$OUT/profile-$tag.txt"
 # Where the compute stream waited: the idle gaps by the operations around them (probes/kernel_profile.cpp).
 sed -n '/^# idle/,$p' "$OUT/profile-$tag.txt" | head -n 15
 
-[ -n "${SKIP_TORCH:-}" ] && exit 0
+# Exit status: the phase's (and the anchor's, when it runs): a table from a failed run is no profile.
+[ -n "${SKIP_TORCH:-}" ] && exit "$rc"
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
 echo "=== PyTorch anchor (compile), kernels of the last $window s"
 CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-torch-compile.txt \
   torchrun --standalone --nproc_per_node=1 "$anchor" --seq 1024 --mbs 16 --steps 80 --compile \
   >"$OUT/torch-compile.log" 2>&1
-echo "exit code $?"
+torch_rc=$?
+echo "exit code $torch_rc"
 grep RESULT "$OUT/torch-compile.log" || tail -n 20 "$OUT/torch-compile.log"
 head -n 40 "$OUT/profile-torch-compile.txt"
+[ "$rc" -eq 0 ] && [ "$torch_rc" -eq 0 ]

@@ -142,7 +142,6 @@ if want ckpt; then
 fi
 if want variants; then
   # shellcheck disable=SC2086  # one word per variant
-  # shellcheck disable=SC2086
   nvariants=$(wc -w <<<$VARIANTS)
   per_run=30  # seconds; 60 with FULL's one-GPU run and equivalence; each of ROUNDS rounds
   [ -z "${FULL:-}" ] || per_run=60
@@ -163,10 +162,11 @@ if want fsdp_vars; then
 fi
 if want profile; then
   # shellcheck disable=SC2016  # $ngpu expands in the inner shell, from the environment
-  ngpu=$ngpu run_step profile 180 bash -c 'export SKIP_TORCH=1
-    TAG=one tests/gpu/ddp_profile.sh
-    RANKS=$ngpu TAG=nccl tests/gpu/ddp_profile.sh
-    RANKS=$ngpu TAG=ce DDP_KEYS=all_reduce=copy_engine tests/gpu/ddp_profile.sh'
+  ngpu=$ngpu run_step profile 180 bash -c 'export SKIP_TORCH=1; rc=0  # each run, the failed ones counted
+    TAG=one tests/gpu/ddp_profile.sh || rc=1
+    RANKS=$ngpu TAG=nccl tests/gpu/ddp_profile.sh || rc=1
+    RANKS=$ngpu TAG=ce DDP_KEYS=all_reduce=copy_engine tests/gpu/ddp_profile.sh || rc=1
+    exit $rc'
   grep -E '^===|tokens/s per GPU|^# (kernel|idle)' "$work/profile.log" | cut -c1-230
 fi
 tests/cluster/down >/dev/null 2>&1 || true
