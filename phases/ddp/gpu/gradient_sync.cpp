@@ -1,8 +1,6 @@
 #include "ddp/gpu/gradient_sync.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -65,27 +63,12 @@ std::string GradientSync::use_copy_engine(ncclComm_t comm, int rank, int world) 
   received_ = DeviceBuffer<bf16>(static_cast<std::size_t>(world - 1) * share_capacity_);
   token_ = DeviceBuffer<float>(1);
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(token_.get(), 0, sizeof(float), stream_));
-  const char* hs = std::getenv("GPUACCEPT_CE_HANDSHAKE");
-  const char* last = std::getenv("GPUACCEPT_CE_LAST");
-  nccl_handshake_ = hs && std::strcmp(hs, "nccl") == 0;
-  last_by_nccl_ = last && std::strcmp(last, "nccl") == 0;
-  if (!nccl_handshake_) {
-    if (std::string missing = PeerSignals::unavailable(); !missing.empty()) {
-      received_ = {};
-      return missing;
-    }
-    signals_ = PeerSignals(world, stream_);
-    GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the slots are zero before the peers map them
-  }
-  void* const mine[] = {rounded_.get(), signals_.slots() ? signals_.slots() : token_.get()};
+  void* const mine[] = {rounded_.get()};
   const std::string why = peers_.open(comm, rank, world, mine, stream_);
   if (!why.empty()) {
     received_ = {};
     return why;
   }
-  std::vector<void*> slots;
-  for (int p = 0; p < world; ++p) slots.push_back(const_cast<void*>(peers_.at(p, 1)));
-  signals_.connect(rank, std::move(slots));
   ce_comm_ = comm;
   rank_ = rank;
   world_ = world;
@@ -125,7 +108,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
       for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);
       std::size_t n = 0;
       for (std::span<float> p : parts) n += p.size();
-      if (comm_ == ce_comm_ && !(last_by_nccl_ && layer == kEmbeddingsStage))
+      if (comm_ == ce_comm_)
         copy_engine_average(packed_at_[i], n);
       else
         GPUACCEPT_NCCL_CHECK(ncclAllReduce(packed, packed, n, ncclBfloat16, ncclAvg, comm_, stream_));
@@ -138,12 +121,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
 void GradientSync::copy_engine_average(std::size_t at, std::size_t n) {
   bf16* const own = rounded_.get() + at;
   auto peer = [&](int p) { return static_cast<const bf16*>(peers_.at(p, 0)) + at; };
-  // 1. This rank has packed the bucket (each peer's copies from it wait for that).
-  std::uint32_t packed = 0;
-  if (nccl_handshake_)
-    handshake();
-  else
-    packed = signals_.signal(stream_);
+  handshake();  // 1. every rank has packed this bucket
   // 2. The peers' copies of this rank's share, then their average in rank order, in place.
   const GradRange mine = reduce_share(n, world_, rank_);
   Bf16Slices copies;
@@ -155,25 +133,17 @@ void GradientSync::copy_engine_average(std::size_t at, std::size_t n) {
       continue;
     }
     bf16* const to = received_.get() + k++ * share_capacity_;
-    if (!nccl_handshake_) signals_.wait(stream_, p, packed);
     if (mine.count > 0)
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(to, peer(p) + mine.offset, mine.count * sizeof(bf16),
                                            cudaMemcpyDeviceToDevice, stream_));
     copies.p[p] = to;
   }
   average_bf16(own + mine.offset, copies, mine.count, stream_);
-  // 3. This rank's share is averaged (and its copies out of the peers' buckets are done).
-  std::uint32_t averaged = 0;
-  if (nccl_handshake_)
-    handshake();
-  else
-    averaged = signals_.signal(stream_);
+  handshake();  // 3. every share is averaged
   // 4. Every peer's averaged share into place.
   for (int p = 0; p < world_; ++p) {
     const GradRange theirs = reduce_share(n, world_, p);
-    if (p == rank_) continue;
-    if (!nccl_handshake_) signals_.wait(stream_, p, averaged);
-    if (theirs.count == 0) continue;
+    if (p == rank_ || theirs.count == 0) continue;
     GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(own + theirs.offset, peer(p) + theirs.offset, theirs.count * sizeof(bf16),
                                          cudaMemcpyDeviceToDevice, stream_));
   }

@@ -35,7 +35,6 @@
 
 #include "cuda/cuda_handles.h"
 #include "cuda/peer_memory.h"
-#include "cuda/peer_signals.h"
 #include "ddp/gpu/kernels.h"
 #include "ddp/grad_buckets.h"
 
@@ -105,10 +104,6 @@ class GradientSync {
   std::size_t share_capacity_ = 0;
   DeviceBuffer<bf16> received_;
   DeviceBuffer<float> token_;
-  PeerSignals signals_;
-  // EXPERIMENT (2026-11-27): GPUACCEPT_CE_HANDSHAKE=nccl keeps the one-float all-reduce;
-  // GPUACCEPT_CE_LAST=nccl averages the last bucket by NCCL.
-  bool nccl_handshake_ = false, last_by_nccl_ = false;
 };
 
 }  // namespace gpuaccept::ddp::gpu
