@@ -43,6 +43,9 @@ IFS=, read -ra kv <<<"${DDP_KEYS:-}"
 for k in "${kv[@]}"; do echo "  ${k%%=*}: ${k#*=}" >>"$cfg"; done
 ranks=${RANKS:-1}
 tag=${TAG:-ddp}
+# The phase's window ends at its last optimizer kernel (the weights' checks after training stay
+# out); its steps are counted by the cross-entropy's launches (one a step: micro_batches 1).
+export KERNEL_PROFILE_UNTIL=adamw_kernel KERNEL_PROFILE_STEP=cross_entropy_kernel
 
 echo "=== gpuaccept-ddp on $ranks GPU(s)${DDP_KEYS:+ ($DDP_KEYS)}, kernels of the last $window s"
 if [ "$ranks" -eq 1 ]; then
@@ -67,13 +70,14 @@ fi
 grep -v ' r[1-9][0-9]*/' "$OUT/$tag-profile.log" | grep -E "tokens/s|step split|averaged by" | tail -n 4
 head -n 40 "$OUT/profile-$tag.txt"
 # Where the compute stream waited: the idle gaps by the operations around them (probes/kernel_profile.cpp).
-sed -n '/^# idle/,$p' "$OUT/profile-$tag.txt" | head -n 15
+sed -n '/^# idle/,$p' "$OUT/profile-$tag.txt" | head -n 16
 
 # Exit status: the phase's (and the anchor's, when it runs): a table from a failed run is no profile.
 [ -n "${SKIP_TORCH:-}" ] && exit "$rc"
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
 echo "=== PyTorch anchor (compile), kernels of the last $window s"
+unset KERNEL_PROFILE_UNTIL KERNEL_PROFILE_STEP
 CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-torch-compile.txt \
   torchrun --standalone --nproc_per_node=1 "$anchor" --seq 1024 --mbs 16 --steps 80 --compile \
   >"$OUT/torch-compile.log" 2>&1

@@ -167,7 +167,7 @@ if want profile; then
     RANKS=$ngpu TAG=nccl tests/gpu/ddp_profile.sh || rc=1
     RANKS=$ngpu TAG=ce DDP_KEYS=all_reduce=copy_engine tests/gpu/ddp_profile.sh || rc=1
     exit $rc'
-  grep -E '^===|tokens/s per GPU|^# (kernel|idle)' "$work/profile.log" | cut -c1-230
+  grep -E '^===|tokens/s per GPU|^# (kernel|idle|per step)' "$work/profile.log" | cut -c1-230
 fi
 tests/cluster/down >/dev/null 2>&1 || true
 # The reports of the pipeline come back as files of their own (an example run for docs/).

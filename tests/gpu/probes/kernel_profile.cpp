@@ -9,11 +9,19 @@
 // total GPU ms, share of all kernel time, launches and mean µs, heaviest first. With
 // $KERNEL_PROFILE_WINDOW_S only the kernels that start in the last that many seconds of GPU
 // activity count: the steady training steps, without warm-up, autotuning or compilation.
+// $KERNEL_PROFILE_UNTIL (a part of a kernel's name, e.g. the optimizer's) ends that window at
+// the last such kernel instead, so that what runs after training (a program's final checks,
+// copies of the weights to the host) stays out of it. $KERNEL_PROFILE_STEP (a part of the name
+// of a kernel launched once a step) adds a line per step: the busiest stream's kernel time and
+// idle time divided by that kernel's launches.
 // After the table, where the busiest stream (the compute stream of a training step) waited:
 // its idle gaps between consecutive operations (kernels, and the memsets and copies on it,
 // named "[memset]" and "[memcpy]"), summed by the pair around each gap, longest first. A gap
 // is the stream having nothing to run: the host had not launched the next operation yet, or
-// the stream waited for an event (another stream's work, a collective).
+// the stream waited for an event (another stream's work, a collective). The host's launch calls
+// (runtime and driver API, recorded too) tell the two apart: where the call that launched the
+// next operation returned after the stream fell idle, the host was late, and the gap counts as
+// the host's up to that return ("host_ms"); the rest of the idle time the stream waited.
 //
 // Build (tests/gpu/CMakeLists.txt does this where CUPTI is found):
 //   g++ -O2 -shared -fPIC kernel_profile.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti
@@ -30,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -43,10 +52,12 @@ struct Launch {
   int name;  // index into g_names
   unsigned long long start, end;
   unsigned stream;
+  unsigned correlation;  // the API call that launched it (g_call_end)
 };
 
 struct Gap {
   double ns = 0;
+  double host_ns = 0;  // of ns, before the host's call launching the next operation returned
   long long count = 0;
 };
 
@@ -55,6 +66,7 @@ std::vector<std::string> g_names;        // demangled, without arguments
 std::map<std::string, int> g_name_index;  // name -> index into g_names
 std::vector<Launch> g_launches;  // kernels
 std::vector<Launch> g_others;    // memsets and copies: only for the gaps between operations
+std::unordered_map<unsigned, unsigned long long> g_call_end;  // correlation id -> when the API call returned
 
 void report_cupti(CUptiResult r, const char* call) {
   if (r == CUPTI_SUCCESS) return;
@@ -98,19 +110,25 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     return it->second;
   };
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      unsigned long long& end = g_call_end[a->correlationId];
+      end = std::max(end, static_cast<unsigned long long>(a->end));
+      continue;
+    }
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      g_others.push_back({name_index("[memset]"), m->start, m->end, m->streamId});
+      g_others.push_back({name_index("[memset]"), m->start, m->end, m->streamId, m->correlationId});
       continue;
     }
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      g_others.push_back({name_index("[memcpy]"), m->start, m->end, m->streamId});
+      g_others.push_back({name_index("[memcpy]"), m->start, m->end, m->streamId, m->correlationId});
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    g_launches.push_back({name_index(short_name(k->name)), k->start, k->end, k->streamId});
+    g_launches.push_back({name_index(short_name(k->name)), k->start, k->end, k->streamId, k->correlationId});
   }
   std::free(buffer);
 }
@@ -136,14 +154,16 @@ double busy_ns(std::vector<Launch> kept) {
 // end of everything started so far on it (kernels and `others`, its memsets and copies) and
 // the start of the next operation, summed by the pair around each gap (the operation that
 // ended last, the next one): (previous, next) name indexes. Operations that overlap (a short
-// kernel inside a longer one) leave no gap.
+// kernel inside a longer one) leave no gap. Of each gap, the part before the host's call that
+// launched the next operation returned is the host's (Gap::host_ns; *host_ns their sum).
 std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>& kernels,
                                                        const std::vector<Launch>& others, unsigned* stream,
-                                                       double* idle_ns) {
+                                                       double* idle_ns, double* host_ns) {
   std::map<unsigned, double> per_stream;
   for (const auto& k : kernels) per_stream[k.stream] += static_cast<double>(k.end - k.start);
   std::map<std::pair<int, int>, Gap> gaps;
   *idle_ns = 0;
+  *host_ns = 0;
   if (per_stream.empty()) return gaps;
   *stream = std::max_element(per_stream.begin(), per_stream.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
@@ -162,6 +182,12 @@ std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>
       g.ns += ns;
       ++g.count;
       *idle_ns += ns;
+      // A call recorded for this operation that returned after the stream fell idle: the host late.
+      if (auto call = g_call_end.find(mine[i].correlation); call != g_call_end.end() && call->second > busy_until) {
+        const double late = static_cast<double>(std::min(call->second, mine[i].start) - busy_until);
+        g.host_ns += late;
+        *host_ns += late;
+      }
     }
     if (mine[i].end >= busy_until) busy_until = mine[i].end, last = mine[i].name;
   }
@@ -173,9 +199,15 @@ void write_report() {
   std::lock_guard lock(g_mutex);
   const char* window_s = std::getenv("KERNEL_PROFILE_WINDOW_S");
   const double window_ns = window_s ? std::atof(window_s) * 1e9 : 0;
-  unsigned long long last_end = 0;
-  for (const auto& k : g_launches) last_end = std::max(last_end, k.end);
+  const char* until = std::getenv("KERNEL_PROFILE_UNTIL");
+  const auto named = [](const Launch& k, const char* part) {
+    return part && *part && g_names[static_cast<std::size_t>(k.name)].find(part) != std::string::npos;
+  };
+  unsigned long long last_end = 0;  // the window's end: the last kernel's, or the last `until` kernel's
+  for (const auto& k : g_launches)
+    if (!until || !*until || named(k, until)) last_end = std::max(last_end, k.end);
   const auto in_window = [&](const Launch& k) {
+    if (k.end > last_end) return false;
     return window_ns <= 0 || static_cast<double>(k.start) >= static_cast<double>(last_end) - window_ns;
   };
   std::vector<Launch> kept, kept_others;
@@ -206,28 +238,44 @@ void write_report() {
     std::fprintf(stderr, "kernel_profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
     out = stderr;
   }
-  std::fprintf(out, "# kernel time %.3f ms in %zu kernel names, GPU busy %.3f ms, %s\n", total / 1e6, rows.size(),
-               busy_ns(kept) / 1e6, window_ns > 0 ? ("last " + std::string(window_s) + " s of GPU activity").c_str()
-                                                  : "whole run");
+  const std::string window = window_ns > 0 ? "last " + std::string(window_s) + " s of GPU activity" : "whole run";
+  std::fprintf(out, "# kernel time %.3f ms in %zu kernel names, GPU busy %.3f ms, %s%s\n", total / 1e6, rows.size(),
+               busy_ns(kept) / 1e6, window.c_str(),
+               until && *until ? (" up to the last kernel named *" + std::string(until) + "*").c_str() : "");
   std::fprintf(out, "%10s %6s %9s %10s  %s\n", "total_ms", "share", "launches", "mean_us", "kernel");
   for (const auto& [name, t] : rows)
     std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s\n", t.ns / 1e6, total > 0 ? 100.0 * t.ns / total : 0.0,
                  t.launches, t.ns / 1e3 / static_cast<double>(t.launches), name.c_str());
 
   unsigned stream = 0;
-  double idle = 0;
-  const auto gaps = busiest_stream_gaps(kept, kept_others, &stream, &idle);
+  double idle = 0, host = 0;
+  const auto gaps = busiest_stream_gaps(kept, kept_others, &stream, &idle, &host);
   std::vector<std::pair<std::pair<int, int>, Gap>> gap_rows(gaps.begin(), gaps.end());
   std::sort(gap_rows.begin(), gap_rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-  std::fprintf(out, "# idle on stream %u (the most kernel time): %.3f ms between its operations, by those around each gap\n",
-               stream, idle / 1e6);
-  std::fprintf(out, "%10s %6s %9s %10s  %s\n", "idle_ms", "share", "gaps", "mean_us", "after -> before");
+  std::fprintf(out,
+               "# idle on stream %u (the most kernel time): %.3f ms between its operations, of which %.3f ms before the "
+               "host had launched the next (%zu launch calls recorded); by those around each gap\n",
+               stream, idle / 1e6, host / 1e6, g_call_end.size());
+  // Per step: the busiest stream's kernel time and idle time, the other streams' kernel time.
+  const char* step = std::getenv("KERNEL_PROFILE_STEP");
+  long long steps = 0;
+  double mine = 0;
+  for (const auto& k : kept) {
+    if (named(k, step)) ++steps;
+    if (k.stream == stream) mine += static_cast<double>(k.end - k.start);
+  }
+  if (steps > 0)
+    std::fprintf(out,
+                 "# per step (%lld steps, by the launches of *%s*): stream %u kernels %.3f ms, idle %.3f ms (host %.3f), "
+                 "other streams' kernels %.3f ms\n",
+                 steps, step, stream, mine / 1e6 / steps, idle / 1e6 / steps, host / 1e6 / steps, (total - mine) / 1e6 / steps);
+  std::fprintf(out, "%10s %6s %9s %10s %9s  %s\n", "idle_ms", "share", "gaps", "mean_us", "host_ms", "after -> before");
   const std::size_t shown = std::min<std::size_t>(gap_rows.size(), 25);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& [pair, g] = gap_rows[i];
-    std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s -> %s\n", g.ns / 1e6, idle > 0 ? 100.0 * g.ns / idle : 0.0,
-                 g.count, g.ns / 1e3 / static_cast<double>(g.count), g_names[static_cast<std::size_t>(pair.first)].c_str(),
-                 g_names[static_cast<std::size_t>(pair.second)].c_str());
+    std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f %9.3f  %s -> %s\n", g.ns / 1e6,
+                 idle > 0 ? 100.0 * g.ns / idle : 0.0, g.count, g.ns / 1e3 / static_cast<double>(g.count), g.host_ns / 1e6,
+                 g_names[static_cast<std::size_t>(pair.first)].c_str(), g_names[static_cast<std::size_t>(pair.second)].c_str());
   }
   if (out != stderr) std::fclose(out);
 }
@@ -242,6 +290,10 @@ extern "C" int InitializeInjection(void) {
   // Memsets and copies: only for the busiest stream's gaps (they are not kernels).
   CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
   CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+  // The host's calls, matched to what they launched by correlation id: was a gap the host's?
+  // Recording them adds host time to every call: the profiled run's tokens/s counts it.
+  CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+  CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
   std::atexit(write_report);
   return 1;
 }
