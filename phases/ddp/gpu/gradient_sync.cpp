@@ -1,7 +1,6 @@
 #include "ddp/gpu/gradient_sync.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -49,21 +48,7 @@ GradientSync::GradientSync(std::vector<GradBucket> buckets, float* grads, std::s
   // plan that misses some or holds some twice (its unit tests check which).
   if (held != elements)
     throw std::logic_error(fmt::format("gradient buckets hold {} elements, the buffer {}", held, elements));
-  if (precision_ == ReducePrecision::Bf16) {
-    const char* window = std::getenv("GPUACCEPT_NCCL_WINDOW");
-    if (window && *window == '1') {
-      void* p = nullptr;
-      window_bytes_ = (base + extra_capacity) * sizeof(bf16);
-      GPUACCEPT_NCCL_CHECK(ncclMemAlloc(&p, window_bytes_));
-      window_memory_ = static_cast<bf16*>(p);
-    } else {
-      rounded_ = DeviceBuffer<bf16>(base + extra_capacity);
-    }
-  }
-}
-
-GradientSync::~GradientSync() {
-  if (window_memory_) ncclMemFree(window_memory_);
+  if (precision_ == ReducePrecision::Bf16) rounded_ = DeviceBuffer<bf16>(base + extra_capacity);
 }
 
 std::string GradientSync::use_copy_engine(ncclComm_t comm, int rank, int world) {
@@ -78,7 +63,7 @@ std::string GradientSync::use_copy_engine(ncclComm_t comm, int rank, int world) 
   received_ = DeviceBuffer<bf16>(static_cast<std::size_t>(world - 1) * share_capacity_);
   token_ = DeviceBuffer<float>(1);
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(token_.get(), 0, sizeof(float), stream_));
-  void* const mine[] = {packed()};
+  void* const mine[] = {rounded_.get()};
   const std::string why = peers_.open(comm, rank, world, mine, stream_);
   if (!why.empty()) {
     received_ = {};
@@ -118,12 +103,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
     } else {
       // Rounded side by side into the bucket's own stretch of rounded_ (each bucket's
       // elements, padded to kSliceAlign; extra after the last's), so the bucket is one all-reduce.
-      if (window_memory_ && !windows_.contains(comm_)) {
-        ncclWindow_t w = nullptr;  // collective: every rank's first bucket on this communicator
-        GPUACCEPT_NCCL_CHECK(ncclCommWindowRegister(comm_, window_memory_, window_bytes_, &w, NCCL_WIN_COLL_SYMMETRIC));
-        windows_[comm_] = w;
-      }
-      bf16* const packed = this->packed() + packed_at_[i];
+      bf16* const packed = rounded_.get() + packed_at_[i];
       const std::vector<PackedParts> launches = pack_plan(parts);
       for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);
       std::size_t n = 0;
@@ -139,7 +119,7 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
 }
 
 void GradientSync::copy_engine_average(std::size_t at, std::size_t n) {
-  bf16* const own = packed() + at;
+  bf16* const own = rounded_.get() + at;
   auto peer = [&](int p) { return static_cast<const bf16*>(peers_.at(p, 0)) + at; };
   handshake();  // 1. every rank has packed this bucket
   // 2. The peers' copies of this rank's share, then their average in rank order, in place.

@@ -26,7 +26,6 @@
 //                handshake at the start of the step.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -105,17 +104,6 @@ class GradientSync {
   std::size_t share_capacity_ = 0;
   DeviceBuffer<bf16> received_;
   DeviceBuffer<float> token_;
-  // EXPERIMENT (2026-11-26): GPUACCEPT_NCCL_WINDOW=1 packs into ncclMemAlloc memory registered
-  // as a symmetric NCCL window on each communicator (NCCL_CTA_POLICY=1 may then use fewer SMs).
-  bf16* packed() const { return window_memory_ ? window_memory_ : rounded_.get(); }
-  bf16* window_memory_ = nullptr;
-  std::size_t window_bytes_ = 0;
-  std::map<ncclComm_t, ncclWindow_t> windows_;
-
- public:
-  ~GradientSync();
-  GradientSync(const GradientSync&) = delete;
-  GradientSync& operator=(const GradientSync&) = delete;
 };
 
 }  // namespace gpuaccept::ddp::gpu
