@@ -16,7 +16,9 @@
 //                A handshake is an ncclAllReduce of one float: a one-block kernel that
 //                completes on every rank once all have reached it (79 us on average on two
 //                H100s, most of it waiting for the peer). No faster than NCCL there
-//                (docs/performance.md), so not the default.
+//                (docs/performance.md), so not the default. Handshakes by stream memory
+//                operations instead (no kernel: commit a956966) made the backward shorter on
+//                four H200s but the wait for the slowest rank longer, no faster either.
 //                What keeps a rank from packing the next step's buckets while a peer still
 //                copies out of this step's is the step's first collective, the embedding rows'
 //                marks (Trainer::step, gpu/embedding_rows.h): a peer's compute stream joins
