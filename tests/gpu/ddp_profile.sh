@@ -3,8 +3,9 @@
 # on one GPU (after: source tests/gpu/env.sh on the GPU machine):
 #   tests/gpu/ddp_profile.sh            -> $OUT/profile-ddp.txt, $OUT/profile-torch-compile.txt
 # Both programs run with the CUPTI library of probes/kernel_profile.cpp injected
-# (CUDA_INJECTION64_PATH); each table counts only the last WINDOW_S seconds of GPU work, the
-# steady training steps. SKIP_TORCH=1 profiles the phase only.
+# (CUDA_INJECTION64_PATH). The phase's table counts the whole steps of its last WINDOW_S seconds
+# of training, with a line per step; the anchor's the last WINDOW_S seconds of GPU work.
+# SKIP_TORCH=1 profiles the phase only.
 # RANKS=N (default 1): the phase on N GPUs, one rank each, through the local Slurm
 # (tests/gpu/local_slurm.sh), a table per rank (profile-<TAG>-<pid>.txt; the first shown): which
 # kernels slow down beside the all-reduce. DDP_KEYS="all_reduce=copy_engine,...": more ddp keys.
@@ -43,9 +44,9 @@ IFS=, read -ra kv <<<"${DDP_KEYS:-}"
 for k in "${kv[@]}"; do echo "  ${k%%=*}: ${k#*=}" >>"$cfg"; done
 ranks=${RANKS:-1}
 tag=${TAG:-ddp}
-# The phase's window ends at its last optimizer kernel (the weights' checks after training stay
-# out); its steps are counted by the cross-entropy's launches (one a step: micro_batches 1).
-export KERNEL_PROFILE_UNTIL=adamw_kernel KERNEL_PROFILE_STEP=cross_entropy_kernel
+# The phase's window: whole steps, from one cross-entropy launch (one a step: micro-batch 1) to
+# the last, which is left out with what follows training (the weights' checks).
+export KERNEL_PROFILE_STEP=cross_entropy_kernel
 
 echo "=== gpuaccept-ddp on $ranks GPU(s)${DDP_KEYS:+ ($DDP_KEYS)}, kernels of the last $window s"
 if [ "$ranks" -eq 1 ]; then
@@ -77,7 +78,7 @@ sed -n '/^# idle/,$p' "$OUT/profile-$tag.txt" | head -n 16
 anchor=$root/.gpu-carry/anchors/torch_ddp_gpt2.py
 [ -f "$anchor" ] || anchor=$root/../shared/anchors/torch_ddp_gpt2.py
 echo "=== PyTorch anchor (compile), kernels of the last $window s"
-unset KERNEL_PROFILE_UNTIL KERNEL_PROFILE_STEP
+unset KERNEL_PROFILE_STEP
 CUDA_INJECTION64_PATH=$lib KERNEL_PROFILE_WINDOW_S=$window KERNEL_PROFILE_OUT=$OUT/profile-torch-compile.txt \
   torchrun --standalone --nproc_per_node=1 "$anchor" --seq 1024 --mbs 16 --steps 80 --compile \
   >"$OUT/torch-compile.log" 2>&1

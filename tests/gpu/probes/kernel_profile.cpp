@@ -6,22 +6,28 @@
 //
 // At exit it writes, to $KERNEL_PROFILE_OUT (default stderr; "%p" in it becomes the process
 // id), one line per kernel name:
-// total GPU ms, share of all kernel time, launches and mean µs, heaviest first. With
-// $KERNEL_PROFILE_WINDOW_S only the kernels that start in the last that many seconds of GPU
-// activity count: the steady training steps, without warm-up, autotuning or compilation.
-// $KERNEL_PROFILE_UNTIL (a part of a kernel's name, e.g. the optimizer's) ends that window at
-// the last such kernel instead, so that what runs after training (a program's final checks,
-// copies of the weights to the host) stays out of it. $KERNEL_PROFILE_STEP (a part of the name
-// of a kernel launched once a step) adds a line per step: the busiest stream's kernel time and
-// idle time divided by that kernel's launches.
-// After the table, where the busiest stream (the compute stream of a training step) waited:
-// its idle gaps between consecutive operations (kernels, and the memsets and copies on it,
-// named "[memset]" and "[memcpy]"), summed by the pair around each gap, longest first. A gap
-// is the stream having nothing to run: the host had not launched the next operation yet, or
-// the stream waited for an event (another stream's work, a collective). The host's launch calls
-// (runtime and driver API, recorded too) tell the two apart: where the call that launched the
-// next operation returned after the stream fell idle, the host was late, and the gap counts as
-// the host's up to that return ("host_ms"); the rest of the idle time the stream waited.
+// total GPU ms, share of all kernel time, launches and mean µs, heaviest first.
+//
+// Which kernels count (the window):
+//   $KERNEL_PROFILE_STEP (a part of the name of a kernel launched once a training step, e.g.
+//   the cross-entropy's): whole steps, from one launch of that kernel to its last launch, which
+//   is left out with its step and whatever follows (a program's final checks, copies of the
+//   weights to the host). With $KERNEL_PROFILE_WINDOW_S, the first launch is the first in the
+//   last that many seconds before the last. Every per-step figure divides by whole steps.
+//   Otherwise, with $KERNEL_PROFILE_WINDOW_S, the operations that start in the last that many
+//   seconds of GPU activity (a window that may cut steps at both ends); without, the whole run.
+//
+// After the table, where the busiest stream (the compute stream of a training step) sat idle:
+// its gaps between consecutive operations (kernels, and the memsets and copies on it, named
+// "[memset]" and "[memcpy]"), summed by the pair around each gap, longest first. In a gap the
+// stream had nothing to run: the host's call launching the next operation had not returned
+// yet, the stream waited for an event (another stream's work, a collective), or the GPU was
+// between two operations queued back to back (about 1.5 us on an H200). The host's runtime and
+// driver calls, recorded too and matched to what they launched by correlation id, tell the
+// first apart: where the launching call returned after the stream fell idle, the gap up to that
+// return counts as the host's ("host_ms"). Recording the calls lengthens them a little.
+// With $KERNEL_PROFILE_STEP, a line per step: the step's length (the window over its steps), the
+// busiest stream's kernel time and idle time (the host's part) and the other streams' kernels.
 //
 // Build (tests/gpu/CMakeLists.txt does this where CUPTI is found):
 //   g++ -O2 -shared -fPIC kernel_profile.cpp -I/usr/local/cuda/include -L/usr/local/cuda/lib64 -lcupti
@@ -66,7 +72,9 @@ std::vector<std::string> g_names;        // demangled, without arguments
 std::map<std::string, int> g_name_index;  // name -> index into g_names
 std::vector<Launch> g_launches;  // kernels
 std::vector<Launch> g_others;    // memsets and copies: only for the gaps between operations
-std::unordered_map<unsigned, unsigned long long> g_call_end;  // correlation id -> when the API call returned
+// Correlation id -> when that runtime or driver call returned: every call of the run (a few
+// thousand a training step, so tens of MB for a run of minutes).
+std::unordered_map<unsigned, unsigned long long> g_call_end;
 
 void report_cupti(CUptiResult r, const char* call) {
   if (r == CUPTI_SUCCESS) return;
@@ -156,9 +164,11 @@ double busy_ns(std::vector<Launch> kept) {
 // ended last, the next one): (previous, next) name indexes. Operations that overlap (a short
 // kernel inside a longer one) leave no gap. Of each gap, the part before the host's call that
 // launched the next operation returned is the host's (Gap::host_ns; *host_ns their sum).
+// `closing`, when on that stream, is the operation after the window (the next step's first
+// marker): the gap before it counts, its time does not.
 std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>& kernels,
-                                                       const std::vector<Launch>& others, unsigned* stream,
-                                                       double* idle_ns, double* host_ns) {
+                                                       const std::vector<Launch>& others, const Launch* closing,
+                                                       unsigned* stream, double* idle_ns, double* host_ns) {
   std::map<unsigned, double> per_stream;
   for (const auto& k : kernels) per_stream[k.stream] += static_cast<double>(k.end - k.start);
   std::map<std::pair<int, int>, Gap> gaps;
@@ -171,6 +181,7 @@ std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>
   for (const auto* ops : {&kernels, &others})
     for (const auto& k : *ops)
       if (k.stream == *stream) mine.push_back(k);
+  if (closing && closing->stream == *stream) mine.push_back(*closing);
   std::sort(mine.begin(), mine.end(), [](const Launch& a, const Launch& b) { return a.start < b.start; });
   if (mine.empty()) return gaps;
   unsigned long long busy_until = mine[0].end;
@@ -194,22 +205,61 @@ std::map<std::pair<int, int>, Gap> busiest_stream_gaps(const std::vector<Launch>
   return gaps;
 }
 
+bool named(const Launch& k, const char* part) {
+  return part && *part && g_names[static_cast<std::size_t>(k.name)].find(part) != std::string::npos;
+}
+
+// The operations that count: those that start in [from, to). With `step` (a kernel launched
+// once a step) launched twice or more: whole steps between two of its launches, `closing` the
+// last launch (not counted). Otherwise the last `window_ns` of GPU activity, or the whole run.
+struct Window {
+  unsigned long long from = 0, to = ~0ULL;
+  long long steps = 0;
+  const Launch* closing = nullptr;
+  std::string what;
+};
+
+Window choose_window(double window_ns, const char* window_s, const char* step) {
+  Window w;
+  std::vector<const Launch*> marks;  // the once-a-step kernel's launches, in time order
+  for (const auto& k : g_launches)
+    if (named(k, step)) marks.push_back(&k);
+  std::sort(marks.begin(), marks.end(), [](const Launch* a, const Launch* b) { return a->start < b->start; });
+  if (marks.size() >= 2) {
+    w.closing = marks.back();
+    w.to = w.closing->start;
+    auto first = marks.begin();
+    if (window_ns > 0 && static_cast<double>(w.to) > window_ns)
+      first = std::lower_bound(marks.begin(), marks.end() - 1, static_cast<unsigned long long>(w.to - window_ns),
+                               [](const Launch* m, unsigned long long t) { return m->start < t; });
+    if (first == marks.end() - 1) --first;  // at least one whole step
+    w.from = (*first)->start;
+    w.steps = (marks.end() - 1) - first;
+    w.what = std::to_string(w.steps) + " whole steps between launches of *" + step + "*";
+    return w;
+  }
+  if (step && *step)
+    std::fprintf(stderr, "kernel_profile: *%s* launched %zu times, too few to count steps: the window is by time\n",
+                 step, marks.size());
+  unsigned long long last_end = 0;
+  for (const auto& k : g_launches) last_end = std::max(last_end, k.end);
+  if (window_ns > 0 && static_cast<double>(last_end) > window_ns) {
+    w.from = last_end - static_cast<unsigned long long>(window_ns);
+    w.what = "last " + std::string(window_s) + " s of GPU activity";
+  } else {
+    w.what = "whole run";
+  }
+  return w;
+}
+
 void write_report() {
   CUPTI_CALL(cuptiActivityFlushAll(1));
   std::lock_guard lock(g_mutex);
   const char* window_s = std::getenv("KERNEL_PROFILE_WINDOW_S");
   const double window_ns = window_s ? std::atof(window_s) * 1e9 : 0;
-  const char* until = std::getenv("KERNEL_PROFILE_UNTIL");
-  const auto named = [](const Launch& k, const char* part) {
-    return part && *part && g_names[static_cast<std::size_t>(k.name)].find(part) != std::string::npos;
-  };
-  unsigned long long last_end = 0;  // the window's end: the last kernel's, or the last `until` kernel's
-  for (const auto& k : g_launches)
-    if (!until || !*until || named(k, until)) last_end = std::max(last_end, k.end);
-  const auto in_window = [&](const Launch& k) {
-    if (k.end > last_end) return false;
-    return window_ns <= 0 || static_cast<double>(k.start) >= static_cast<double>(last_end) - window_ns;
-  };
+  const char* step = std::getenv("KERNEL_PROFILE_STEP");
+  const Window w = choose_window(window_ns, window_s, step);
+  const auto in_window = [&](const Launch& k) { return k.start >= w.from && k.start < w.to; };
   std::vector<Launch> kept, kept_others;
   for (const auto& k : g_launches)
     if (in_window(k)) kept.push_back(k);
@@ -238,10 +288,8 @@ void write_report() {
     std::fprintf(stderr, "kernel_profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
     out = stderr;
   }
-  const std::string window = window_ns > 0 ? "last " + std::string(window_s) + " s of GPU activity" : "whole run";
-  std::fprintf(out, "# kernel time %.3f ms in %zu kernel names, GPU busy %.3f ms, %s%s\n", total / 1e6, rows.size(),
-               busy_ns(kept) / 1e6, window.c_str(),
-               until && *until ? (" up to the last kernel named *" + std::string(until) + "*").c_str() : "");
+  std::fprintf(out, "# kernel time %.3f ms in %zu kernel names, GPU busy %.3f ms, %s\n", total / 1e6, rows.size(),
+               busy_ns(kept) / 1e6, w.what.c_str());
   std::fprintf(out, "%10s %6s %9s %10s  %s\n", "total_ms", "share", "launches", "mean_us", "kernel");
   for (const auto& [name, t] : rows)
     std::fprintf(out, "%10.3f %5.1f%% %9lld %10.2f  %s\n", t.ns / 1e6, total > 0 ? 100.0 * t.ns / total : 0.0,
@@ -249,26 +297,24 @@ void write_report() {
 
   unsigned stream = 0;
   double idle = 0, host = 0;
-  const auto gaps = busiest_stream_gaps(kept, kept_others, &stream, &idle, &host);
+  const auto gaps = busiest_stream_gaps(kept, kept_others, w.closing, &stream, &idle, &host);
   std::vector<std::pair<std::pair<int, int>, Gap>> gap_rows(gaps.begin(), gaps.end());
   std::sort(gap_rows.begin(), gap_rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   std::fprintf(out,
                "# idle on stream %u (the most kernel time): %.3f ms between its operations, of which %.3f ms before the "
-               "host had launched the next (%zu launch calls recorded); by those around each gap\n",
-               stream, idle / 1e6, host / 1e6, g_call_end.size());
-  // Per step: the busiest stream's kernel time and idle time, the other streams' kernel time.
-  const char* step = std::getenv("KERNEL_PROFILE_STEP");
-  long long steps = 0;
-  double mine = 0;
-  for (const auto& k : kept) {
-    if (named(k, step)) ++steps;
-    if (k.stream == stream) mine += static_cast<double>(k.end - k.start);
-  }
-  if (steps > 0)
+               "host's launching call had returned; by those around each gap\n",
+               stream, idle / 1e6, host / 1e6);
+  if (w.steps > 0) {
+    double mine = 0;  // the busiest stream's kernel time
+    for (const auto& k : kept)
+      if (k.stream == stream) mine += static_cast<double>(k.end - k.start);
+    const auto per_step = [&](double ns) { return ns / 1e6 / static_cast<double>(w.steps); };
     std::fprintf(out,
-                 "# per step (%lld steps, by the launches of *%s*): stream %u kernels %.3f ms, idle %.3f ms (host %.3f), "
-                 "other streams' kernels %.3f ms\n",
-                 steps, step, stream, mine / 1e6 / steps, idle / 1e6 / steps, host / 1e6 / steps, (total - mine) / 1e6 / steps);
+                 "# per step (%lld whole steps): %.3f ms long; stream %u: kernels %.3f ms, idle %.3f ms (the host's "
+                 "%.3f); other streams' kernels %.3f ms\n",
+                 w.steps, per_step(static_cast<double>(w.to - w.from)), stream, per_step(mine), per_step(idle),
+                 per_step(host), per_step(total - mine));
+  }
   std::fprintf(out, "%10s %6s %9s %10s %9s  %s\n", "idle_ms", "share", "gaps", "mean_us", "host_ms", "after -> before");
   const std::size_t shown = std::min<std::size_t>(gap_rows.size(), 25);
   for (std::size_t i = 0; i < shown; ++i) {
