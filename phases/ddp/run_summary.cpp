@@ -131,7 +131,10 @@ void RunSummary::record_scaling() {
     // Against the slowest GPU alone at the `all` scale only (train/slowest_alone.h says why).
     const bool all = std::string_view(to) == "all";
     const std::string slowest = all ? train::slowest_alone_note(slowest_alone_, ctx_.world, it->second) : "";
-    const Params p{{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])}};
+    // `nodes`: across how many nodes this scale ran; the report's floors for scaling across
+    // nodes (configs/thresholds/generic.yaml) apply from 2.
+    const Params p{{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])},
+                   {"nodes", std::to_string(all ? ctx_.world.node_count() : 1)}};
     ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%", p)
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone{} (gradients "
                                "all-reduced in {} by {})",

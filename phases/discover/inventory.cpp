@@ -1,8 +1,11 @@
 #include "discover/inventory.h"
 
+#include "cuda/library_versions.h"
 #include "cuda/nccl_comm.h"
 #include "hw/gpu_inventory.h"
+#include "hw/gpudirect.h"
 #include "hw/host_inventory.h"
+#include "hw/rdma_ports.h"
 #include "slurm/slurm_env.h"
 
 namespace gpuaccept::discover {
@@ -10,6 +13,10 @@ namespace gpuaccept::discover {
 nlohmann::json collect_rank_inventory(const World& world) {
   const SlurmEnv s = SlurmEnv::from_process();
   const int gres_gpus = slurm_gpus_on_node(s);
+  const GpuInventory gpus = read_gpu_inventory();
+  std::vector<RdmaPort> ports = read_rdma_ports();
+  assign_nearest_gpus(ports, locations_of(gpus.node_gpus));
+  const int my_gpu = gpus.visible.empty() ? -1 : gpus.visible.front().cuda_index;
   return {
       {"rank", world.rank()},
       {"local_rank", world.local_rank()},
@@ -25,11 +32,14 @@ nlohmann::json collect_rank_inventory(const World& world) {
         {"gres_gpus_on_node", gres_gpus}, {"cuda_visible_devices", s.cuda_visible_devices},
         {"gpu_device_ordinal", s.gpu_device_ordinal}}},
       {"cpu", read_cpu_inventory()},
-      {"gpus", read_gpu_inventory()},
-      {"infiniband", read_ib_ports()},
+      {"gpus", gpus},
+      {"infiniband", ports},  // every RDMA port, InfiniBand and RoCE (the key keeps its first name)
+      {"gpudirect", read_gpudirect_support(my_gpu)},
       {"versions",
        {{"nccl", nccl_version()}, {"pmix", pmix_version()}, {"slurm", slurm_version_compiled()},
         {"slurm_api", slurm_api_version_runtime()}, {"world_backend", world.backend()}}},
+      // compiled against, loaded, and from where (discover/version_checks.h judges them)
+      {"libraries", library_versions()},
   };
 }
 

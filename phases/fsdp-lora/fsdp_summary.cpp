@@ -172,9 +172,11 @@ void FsdpSummary::record_scaling() {
     p["from"] = "single_gpu";
     p["to"] = to;
     p["gpus"] = std::to_string(gpus_[to]);
-    Record& r = ctx_.results.measure("scaling", "efficiency", eff, "%", p);
     // Against the slowest GPU alone at the `all` scale only (train/slowest_alone.h says why).
     const bool all = std::string_view(to) == "all";
+    // `nodes`: across how many nodes this scale ran (the report's floors across nodes apply from 2).
+    p["nodes"] = std::to_string(all ? ctx_.world.node_count() : 1);
+    Record& r = ctx_.results.measure("scaling", "efficiency", eff, "%", p);
     const std::string slowest = all ? train::slowest_alone_note(slowest_alone_, ctx_.world, it->second) : "";
     r.message = fmt::format("{:.0f} tokens/s per GPU at scale {} ({} GPUs, the base sharded over them) vs {:.0f} on "
                             "each GPU alone (the whole base on it, no gathers){}; issue 16's target: >= 95%",

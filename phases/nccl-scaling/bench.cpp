@@ -130,14 +130,14 @@ PlacementResult Bench::measure_placement(const Collective& c, Dtype dtype, const
 }
 
 RowResult Bench::measure_row(const Collective& c, Dtype dtype, std::size_t bytes, NcclComm& comm,
-                             const std::vector<int>& members, const WaitContext& ctx) {
+                             const std::vector<int>& members, const WaitContext& ctx, const IterPlan& plan) {
   const int nranks = static_cast<int>(members.size());
   const int rank = static_cast<int>(std::find(members.begin(), members.end(), rt_.world().rank()) - members.begin());
   const std::size_t elt = info(dtype).size;
   RowResult r;
   r.counts = counts_for_size(c, bytes, elt, nranks);
   r.size_bytes = r.counts.size_bytes(elt);
-  r.plan = iter_plan(opts_, bytes);
+  r.plan = plan;
   r.mine[0] = measure_placement(c, dtype, r.counts, false, comm, rank, nranks, r.plan, ctx);
   if (c.has_inplace) r.mine[1] = measure_placement(c, dtype, r.counts, true, comm, rank, nranks, r.plan, ctx);
 

@@ -55,8 +55,9 @@ class Bench {
   Bench(RankRuntime& rt, const Options& opts, SweepBuffers& buffers);
 
   // Called by every rank of `comm` together; `members`: world ranks by communicator rank.
+  // `plan`: warm-up, iterations and batches (iter_plan(), or fewer where the scale's budget says).
   RowResult measure_row(const Collective& c, Dtype dtype, std::size_t bytes, NcclComm& comm,
-                        const std::vector<int>& members, const WaitContext& ctx);
+                        const std::vector<int>& members, const WaitContext& ctx, const IterPlan& plan);
 
  private:
   RankRuntime& rt_;

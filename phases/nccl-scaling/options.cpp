@@ -14,7 +14,8 @@ namespace gpuaccept::nccl_scaling {
 
 namespace {
 
-constexpr Scale kScaleOrder[] = {Scale::IntraNode, Scale::InterNode, Scale::All, Scale::GpuPair, Scale::NodePair};
+constexpr Scale kScaleOrder[] = {Scale::IntraNode, Scale::InterNode, Scale::All, Scale::GpuPair, Scale::NodePair,
+                                  Scale::HcaLoopback};
 constexpr std::size_t kQuickFullIterBytes = std::size_t{256} << 20;
 
 std::string lower(std::string_view s) {
@@ -32,6 +33,7 @@ std::string_view scale_name(Scale s) {
     case Scale::All: return "all";
     case Scale::GpuPair: return "gpu_pair";
     case Scale::NodePair: return "node_pair";
+    case Scale::HcaLoopback: return "hca_loopback";
   }
   return "?";
 }
@@ -64,7 +66,7 @@ void add_cli_options(CLI::App& app, CliValues& v) {
                       "comma list [all_reduce,all_gather,reduce_scatter,broadcast,reduce,alltoall,sendrecv]")
            ->delimiter(','));
   keep(app.add_option("--dtypes", v.dtypes, "comma list of float, bf16 [float,bf16]")->delimiter(','));
-  keep(app.add_option("--scales", v.scales, "comma list of intra_node, inter_node, all, gpu_pair, node_pair [all five]")
+  keep(app.add_option("--scales", v.scales, "comma list of intra_node, inter_node, all, gpu_pair, node_pair, hca_loopback [all six]")
            ->delimiter(','));
   keep(app.add_option("--timeout", v.timeout_s, "seconds a batch of collectives may take before the rank gives up [120]"));
   keep(app.add_option("--profile", v.profile, "quick or full [quick]"));
@@ -73,8 +75,13 @@ void add_cli_options(CLI::App& app, CliValues& v) {
   keep(app.add_option("--pair-outlier-pct", v.pair_outlier_pct, "a pair this many % below the median fails [15]"));
   keep(app.add_flag("--nonblocking", v.nonblocking, "nonblocking NCCL communicators (costs small-message latency)"));
   keep(app.add_option("--checkpoint-interval", v.checkpoint_interval_s, "seconds between results checkpoints [5]"));
+  keep(app.add_option("--scale-budget", v.scale_budget_s,
+                      "seconds each scale's sweep may take; sizes that would not fit are left out (SKIP), 0: none "
+                      "[quick 60, full 1200]"));
   // Fault injection for the kill test (tests/gpu/nccl_kill.sh); not for operators.
   add_debug_fault_flags(app, v.debug_fault);
+  // The GPU machine has no RDMA port: its test of the hca_loopback path (tests/gpu/nccl_local.sh).
+  app.add_flag("--debug-loopback-without-rdma", v.loopback_without_rdma)->group("");
 }
 
 std::optional<std::size_t> parse_size(std::string_view text) {
@@ -173,7 +180,7 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   config.refuse_unknown_keys("nccl", {
       "batches", "check", "checkpoint_interval_s", "collectives", "dtypes", "heartbeat_s", "iters",
       "max_bytes", "min_bytes", "nonblocking", "pair_bytes", "pair_mode", "pair_outlier_pct", "profile",
-      "scales", "step_factor", "timeout_s", "warmup_iters"});
+      "scale_budget_s", "scales", "step_factor", "timeout_s", "warmup_iters"});
   Resolver r(cli, config);
   Options o;
 
@@ -183,6 +190,9 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   else if (profile == "full") o.profile = Profile::Full;
   else throw InputError(fmt::format("nccl profile '{}': want quick or full", profile));
   if (o.profile == Profile::Full) o.batches = 5;
+  // Quick: every scale in a minute, so the phase ends within minutes even on a fabric at 1.5
+  // GB/s (five scales, two of them pairwise and short); full: twenty minutes a scale.
+  o.scale_budget_s = o.profile == Profile::Full ? 1200 : 60;
 
   r.pick_size(o.min_bytes, "--min-bytes", cli.min_bytes, "nccl.min_bytes");
   r.pick_size(o.max_bytes, "--max-bytes", cli.max_bytes, "nccl.max_bytes");
@@ -206,7 +216,9 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   else if (auto v = config.get_optional<bool>("nccl.nonblocking")) o.nonblocking = *v;
   r.pick(o.checkpoint_interval_s, "--checkpoint-interval", cli.checkpoint_interval_s, "nccl.checkpoint_interval_s");
   if (auto v = config.get_optional<double>("nccl.heartbeat_s")) o.heartbeat_s = *v;
+  r.pick(o.scale_budget_s, "--scale-budget", cli.scale_budget_s, "nccl.scale_budget_s");
   o.debug_fault = cli.debug_fault;
+  o.loopback_without_rdma = cli.loopback_without_rdma;
 
   std::vector<std::string> all_names;
   for (const auto* c : all_collectives()) all_names.emplace_back(c->name);
@@ -223,9 +235,9 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   }
   std::vector<Scale> wanted;
   for (const auto& name : r.pick_list("--scales", cli.scales, "nccl.scales",
-                                      {"intra_node", "inter_node", "all", "gpu_pair", "node_pair"})) {
+                                      {"intra_node", "inter_node", "all", "gpu_pair", "node_pair", "hca_loopback"})) {
     const auto s = parse_scale(name);
-    if (!s) throw InputError(fmt::format("unknown scale '{}': want intra_node, inter_node, all, gpu_pair, node_pair", name));
+    if (!s) throw InputError(fmt::format("unknown scale '{}': want intra_node, inter_node, all, gpu_pair, node_pair, hca_loopback", name));
     wanted.push_back(*s);
   }
   for (Scale s : kScaleOrder)  // a fixed order, whatever order they were given in
@@ -243,6 +255,7 @@ Options resolve_options(const CliValues& cli, const Config& config) {
   if (!(o.pair_outlier_pct > 0 && o.pair_outlier_pct < 100))
     throw InputError(fmt::format("nccl pair outlier {}%: want between 0 and 100", o.pair_outlier_pct));
   if (!(o.heartbeat_s > 0)) throw InputError(fmt::format("nccl heartbeat {} s: want > 0", o.heartbeat_s));
+  if (o.scale_budget_s < 0) throw InputError(fmt::format("nccl scale budget {} s: want >= 0 (0: none)", o.scale_budget_s));
   if (o.collectives.empty() || o.dtypes.empty()) throw InputError("nothing to run: no collective or no dtype");
   return o;
 }

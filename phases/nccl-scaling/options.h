@@ -22,8 +22,9 @@
 
 namespace gpuaccept::nccl_scaling {
 
-enum class Scale { IntraNode, InterNode, All, GpuPair, NodePair };
-std::string_view scale_name(Scale s);  // "intra_node", ..., "gpu_pair", "node_pair"
+// HcaLoopback: each node's GPUs through its own HCAs, NCCL's P2P and SHM off (hca_loopback.h).
+enum class Scale { IntraNode, InterNode, All, GpuPair, NodePair, HcaLoopback };
+std::string_view scale_name(Scale s);  // "intra_node", ..., "gpu_pair", "node_pair", "hca_loopback"
 std::optional<Scale> parse_scale(std::string_view s);
 bool is_pair_scale(Scale s);
 
@@ -49,6 +50,8 @@ struct Options {
   bool nonblocking = false;            // ncclConfig_t.blocking = 0 (see README: the cost)
   double checkpoint_interval_s = 5;    // results checkpoints at most this often (0: every size)
   double heartbeat_s = 5;              // arrival-board heartbeat period
+  double scale_budget_s = 60;          // seconds a scale's sweep may take (scale_budget.h); 0: none
+  bool loopback_without_rdma = false;  // hidden: hca_loopback over whatever NCCL finds (the GPU machine has no HCA)
   DebugFault debug_fault;  // hidden fault injection for tests/gpu/nccl_kill.sh
 };
 
@@ -56,9 +59,10 @@ struct Options {
 struct CliValues {
   std::string min_bytes, max_bytes, pair_bytes, profile, pair_mode;
   int step_factor = 0, iters = 0, warmup_iters = 0, batches = 0, check = 1;
-  double timeout_s = 0, pair_outlier_pct = 0, checkpoint_interval_s = 0;
+  double timeout_s = 0, pair_outlier_pct = 0, checkpoint_interval_s = 0, scale_budget_s = 0;
   std::vector<std::string> collectives, dtypes, scales;
   bool nonblocking = false;
+  bool loopback_without_rdma = false;
   DebugFault debug_fault;
   std::vector<const CLI::Option*> options;  // filled by add_cli_options
   bool given(std::string_view long_name) const;

@@ -40,7 +40,8 @@ void Sweep::run_pair_scale(Scale scale) {
     // busbw, wrong, measured, time: from the pair's leader; NaN elsewhere.
     double figures[4] = {std::numeric_limits<double>::quiet_NaN(), 0, 0, 0};
     if (mine && comm) {
-      const RowResult res = bench_->measure_row(kAllReduce, Dtype::Float, pair_bytes_, *comm, mine->members, current_);
+      const RowResult res =
+          bench_->measure_row(kAllReduce, Dtype::Float, pair_bytes_, *comm, mine->members, current_, iter_plan(opts_, pair_bytes_));
       if (mine->members.front() == rank_) {
         const RowFigures f = row_figures(kAllReduce, res, 0, static_cast<int>(mine->members.size()));
         figures[0] = f.busbw;

@@ -42,6 +42,7 @@ ScalePlan plan_scale(Scale scale, const Topology& topo, const std::vector<Scale>
   }
   switch (scale) {
     case Scale::IntraNode:
+    case Scale::HcaLoopback:  // the same groups: each node's GPUs (hca_loopback.h runs them apart)
       for (int n = 0; n < topo.node_count(); ++n) {
         auto members = topo.ranks_of_node(n);
         if (members.size() < 2) {

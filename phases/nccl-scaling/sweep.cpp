@@ -3,12 +3,20 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/debug_fault.h"
+#include "common/json_text.h"
 #include "common/log.h"
 #include "cuda/cuda_check.h"
+#include "nccl-scaling/scale_budget.h"
 #include "nccl-scaling/sweep_internal.h"
+#include "nccl-scaling/transport_judge.h"
+#include "slurm/slurm_env.h"
 
 namespace gpuaccept::nccl_scaling {
 
@@ -19,12 +27,26 @@ std::string env_or_empty(const char* name) {
   return v ? v : "";
 }
 
+// NCCL's log of this rank: node-local (TMPDIR, else /tmp), one file per job step and rank;
+// read by the phase and removed at its end (nccl_log.h).
+std::string nccl_log_path(const World& world) {
+  const SlurmEnv s = SlurmEnv::from_process();
+  const std::string dir = env_or_empty("TMPDIR").empty() ? "/tmp" : env_or_empty("TMPDIR");
+  return fmt::format("{}/gpuaccept-nccl-scaling-{}.{}-rank{}-{}.log", dir, s.job_id.empty() ? "nojob" : s.job_id,
+                     s.step_id.empty() ? "0" : s.step_id, world.rank(), getpid());
+}
+
 }  // namespace
 
 void run_nccl_scaling(PhaseContext& ctx, const Options& options) { Sweep(ctx, options).run(); }
 
 Sweep::Sweep(PhaseContext& ctx, Options options)
-    : ctx_(ctx), opts_(std::move(options)), world_(ctx.world), rank_(ctx.world.rank()) {
+    : ctx_(ctx),
+      opts_(std::move(options)),
+      world_(ctx.world),
+      rank_(ctx.world.rank()),
+      fabric_(read_fabric_config(ctx.config)),
+      nccl_log_(nccl_log_path(ctx.world)) {
   topo_.rank_node = world_.rank_nodes();
   topo_.node_names = world_.node_names();
   net_env_.nccl_net = env_or_empty("NCCL_NET");
@@ -69,6 +91,8 @@ void Sweep::record_skips(const std::string& reason, Params extra) {
     p["scale"] = name;
     if (is_pair_scale(s)) {
       job_record("pair_busbw", Status::Skip, reason, p);
+    } else if (s == Scale::HcaLoopback) {
+      job_record("hca_loopback", Status::Skip, reason, p);
     } else {
       for (const auto& c : opts_.collectives) job_record(c, Status::Skip, reason, p);
     }
@@ -128,6 +152,7 @@ void Sweep::run() {
     last_checkpoint_ = WatchClock::now();
     for (Scale s : opts_.scales) {
       if (is_pair_scale(s)) run_pair_scale(s);
+      else if (s == Scale::HcaLoopback) run_hca_loopback();
       else run_collective_scale(s);
     }
   } catch (const Fault& f) {
@@ -149,6 +174,7 @@ void Sweep::run() {
   rt_.reset();
   world_.barrier();
   if (rank_ == 0) ArrivalBoard(arrivals, 0, "").remove();  // nobody writes heartbeats any more
+  judge_transports();
   log_rank0("nccl-scaling: {} steps done in {:.1f} s", steps_.size(), progress_->elapsed_s());
 }
 
@@ -225,7 +251,9 @@ void Sweep::run_collective_scale(Scale scale) {
   const Group* mine = group_of(plan.groups, rank_);
   const bool leader = mine && mine->members.front() == rank_;
   const std::string transport = mine ? transport_of(mine->members) : "";
+  const std::optional<LineRate> line_rate = mine ? line_rate_of_group(*mine) : std::nullopt;
   const int n = mine ? static_cast<int>(mine->members.size()) : 0;
+  ScaleBudget budget(opts_.scale_budget_s, static_cast<int>(opts_.collectives.size() * opts_.dtypes.size()));
   // One group of every rank (`all`; intra_node on one node; inter_node with one GPU per
   // node): the world communicator itself, and its figures' gather is the step's sync.
   const bool whole_world = plan.groups.size() == 1 && plan.groups[0].members.size() == static_cast<std::size_t>(world_.size());
@@ -233,7 +261,10 @@ void Sweep::run_collective_scale(Scale scale) {
   NcclComm* comm = nullptr;
   bool first = true;
   if (leader)
-    log_info("scale {}{}: {} ranks, transport {}", sname, mine->node.empty() ? "" : " on " + mine->node, n, transport);
+    log_info("scale {}{}: {} ranks, transport {}{}", sname, mine->node.empty() ? "" : " on " + mine->node, n, transport,
+             line_rate ? fmt::format(", line rate {:.0f} Gb/s ({}: {} on {})", line_rate->gbps, line_rate->source,
+                                     line_rate->ports, line_rate->node)
+                       : "");
 
   for (const auto& name : opts_.collectives) {
     const Collective& c = *find_collective(name);
@@ -247,6 +278,7 @@ void Sweep::run_collective_scale(Scale scale) {
                     {"transport", transport}},
                    mine->node);
       std::vector<TableRow> table;
+      budget.begin_sweep();
       for (std::size_t size : sizes_) {
         const std::string what =
             fmt::format("{} {} {}, scale {}{}", c.name, di.name, format_bytes(static_cast<double>(size)), sname,
@@ -263,12 +295,27 @@ void Sweep::run_collective_scale(Scale scale) {
             current_ = {what, mine ? mine->members : everyone(), 2 * step_};
           }
         }
-        if (mine && comm && counts_for_size(c, size, di.size, n).param > 0) {  // same test as `measured` below
-          const RowResult r = bench_->measure_row(c, dtype, size, *comm, mine->members, current_);
-          if (leader) record_row(c, dtype, scale, *mine, transport, r, table);
+        bool measured = false;
+        if (mine && comm && counts_for_size(c, size, di.size, n).param > 0) {
+          const int placements = c.has_inplace ? 2 : 1;
+          const ScaleBudget::Decision d = budget.before(size, iter_plan(opts_, size), placements);
+          if (d.kind == ScaleBudget::Decision::Kind::Skip) {
+            if (leader) record_budget_skip(c, dtype, scale, *mine, transport, size, d.reason);
+          } else {
+            const RowResult r = bench_->measure_row(c, dtype, size, *comm, mine->members, current_, d.plan);
+            measured = true;
+            double slowest_us = 0;
+            for (int p = 0; p < placements; ++p) slowest_us = std::max(slowest_us, row_figures(c, r, p, n).time_us);
+            budget.after(size, d.plan, placements, slowest_us);
+            if (leader) {
+              record_row(c, dtype, scale, *mine, transport, line_rate ? &*line_rate : nullptr, r, table);
+              if (d.kind == ScaleBudget::Decision::Kind::MeasureReduced)
+                log_info("{} {} {} at scale {}: {}", c.name, di.name, format_bytes(static_cast<double>(size)), sname, d.reason);
+            }
+          }
         }
-        // A count rounded down to 0 is not run: then the world sync is this step's only one.
-        const bool measured = mine && comm && counts_for_size(c, size, di.size, n).param > 0;
+        // A size not run (a count rounded down to 0, or left out by the budget): then the
+        // world sync is this step's only one.
         end_step(!whole_world || !measured);
       }
       if (leader && !table.empty()) {
@@ -287,8 +334,27 @@ void Sweep::run_collective_scale(Scale scale) {
   if (split) rt_->release(split, {fmt::format("ncclCommDestroy for scale {}", sname), everyone(), 2 * step_ - 1});
 }
 
+std::optional<LineRate> Sweep::line_rate_of_group(const Group& group) const {
+  std::vector<int> nodes;
+  for (const int r : group.members) nodes.push_back(topo_.rank_node.at(static_cast<std::size_t>(r)));
+  std::sort(nodes.begin(), nodes.end());
+  if (std::unique(nodes.begin(), nodes.end()) - nodes.begin() < 2) return std::nullopt;  // within one node
+  return line_rate_of(group.members, topo_, infos_, fabric_.tcp, fabric_.reference_port_gbps);
+}
+
+void Sweep::record_budget_skip(const Collective& c, Dtype dtype, Scale scale, const Group& group,
+                               const std::string& transport, std::size_t size, const std::string& reason) {
+  const auto di = info(dtype);
+  const std::string key = fmt::format("{} {} {}", c.name, di.name, scale_name(scale));
+  if (budget_logged_.insert(key).second) log_info("{} {} at scale {}: {}", c.name, di.name, scale_name(scale), reason);
+  job_record(std::string(c.name), Status::Skip, reason,
+             {{"bytes", std::to_string(size)}, {"dtype", std::string(di.name)}, {"scale", std::string(scale_name(scale))},
+              {"ranks", std::to_string(group.members.size())}, {"transport", transport}, {"budget", "exceeded"}},
+             group.node);
+}
+
 void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
-                       const RowResult& r, std::vector<TableRow>& table) {
+                       const LineRate* line_rate, const RowResult& r, std::vector<TableRow>& table) {
   const auto di = info(dtype);
   const int n = static_cast<int>(group.members.size());
   TableRow row;
@@ -306,10 +372,16 @@ void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Grou
     pf.algbw = f.algbw;
     pf.busbw = f.busbw;
     pf.wrong = f.wrong;
-    const Params params = {{"bytes", std::to_string(r.size_bytes)}, {"count", std::to_string(r.counts.param)},
-                           {"dtype", std::string(di.name)},        {"inplace", p ? "1" : "0"},
-                           {"scale", std::string(scale_name(scale))}, {"ranks", std::to_string(n)},
-                           {"transport", transport}};
+    Params params = {{"bytes", std::to_string(r.size_bytes)}, {"count", std::to_string(r.counts.param)},
+                     {"dtype", std::string(di.name)},        {"inplace", p ? "1" : "0"},
+                     {"scale", std::string(scale_name(scale))}, {"ranks", std::to_string(n)},
+                     {"transport", transport}};
+    if (r.plan.iters * r.plan.batches == 1) params["budget"] = "reduced";  // one timed operation (scale_budget.h)
+    if (line_rate) {  // across nodes: what the report's line-rate rules judge against (docs/fabric.md)
+      params["line_rate_gbps"] = fmt::format("{:g}", line_rate->gbps);
+      params["line_rate_source"] = line_rate->source;
+      params["fabric"] = line_rate->fabric;
+    }
     Status status = Status::Pass;
     std::string message;
     if (f.wrong > 0) {
@@ -343,6 +415,46 @@ void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Grou
     }
   }
   table.push_back(std::move(row));
+}
+
+}  // namespace gpuaccept::nccl_scaling
+
+namespace gpuaccept::nccl_scaling {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- transports NCCL used
+
+void Sweep::judge_transports() {
+  const ObservedTransports mine = nccl_log_.read_new();
+  for (const auto& w : mine.warnings) log_error("NCCL: {}", w);  // NCCL's own file took them from the job log
+  const json doc = {{"observed", mine.kinds},
+                    {"net_devices", mine.net_devices},
+                    {"not_observed", nccl_log_.why_not()},
+                    {"log", nccl_log_.path()}};
+  ctx_.results.set_document("nccl_transports", json_text(doc));
+  const auto all = world_.allgather_string(json_text(doc));
+  if (rank_ != 0) return;
+
+  std::vector<std::set<std::string>> kinds(all.size());
+  std::string not_observed;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const json d = json::parse(all[r], nullptr, false);
+    if (d.is_discarded()) continue;
+    kinds[r] = d.value("observed", std::set<std::string>{});
+    if (not_observed.empty()) not_observed = d.value("not_observed", "");
+  }
+  for (const Scale s : {Scale::InterNode, Scale::All}) {
+    if (std::find(opts_.scales.begin(), opts_.scales.end(), s) == opts_.scales.end()) continue;
+    const ScalePlan plan = plan_scale(s, topo_, opts_.scales);
+    if (!plan.runs()) continue;
+    const auto line_rate = line_rate_of_group(plan.groups.front());
+    if (!line_rate) continue;  // within one node: nothing crosses the fabric
+    TransportEvidence e{std::string(scale_name(s)), plan.groups.front().members, kinds, not_observed};
+    Record r = judge_nccl_transport(e, infos_, fabric_, *line_rate);
+    log_rank0("{:<5} nccl_transport at {}: {}", to_string(r.status), scale_name(s), r.message);
+    add(std::move(r));
+  }
 }
 
 }  // namespace gpuaccept::nccl_scaling

@@ -4,12 +4,17 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/progress.h"
+#include "config/fabric_config.h"
 #include "nccl-scaling/bench.h"
+#include "nccl-scaling/line_rate.h"
+#include "nccl-scaling/nccl_log.h"
 #include "nccl-scaling/options.h"
 #include "nccl-scaling/pairs.h"
 #include "nccl-scaling/plan.h"
@@ -37,6 +42,8 @@ class Sweep {
   Options opts_;
   World& world_;
   const int rank_;
+  FabricConfig fabric_;
+  NcclLog nccl_log_;  // set up before any NCCL call: NCCL reads NCCL_DEBUG* at its first
   Topology topo_;
   std::vector<RankInfo> infos_;
   NcclNetEnv net_env_;
@@ -84,7 +91,18 @@ class Sweep {
   std::vector<int> gpu_index_of_rank() const;
   void run_collective_scale(Scale scale);
   void record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
-                  const RowResult& r, std::vector<TableRow>& table);
+                  const LineRate* line_rate, const RowResult& r, std::vector<TableRow>& table);
+  // A size the scale's time budget left out (scale_budget.h): a SKIP, logged once per sweep.
+  void record_budget_skip(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
+                          std::size_t size, const std::string& reason);
+  std::set<std::string> budget_logged_;
+  // The line rate a group spanning nodes can drive between them (line_rate.h); nullopt within a node.
+  std::optional<LineRate> line_rate_of_group(const Group& group) const;
+  // After the sweep: what NCCL logged on every rank, judged per scale across nodes (transport_judge.h).
+  void judge_transports();
+
+  // each node through its own HCAs (sweep_hca_loopback.cpp, hca_loopback.h)
+  void run_hca_loopback();
 
   // pairwise (pair_sweep.cpp)
   void run_pair_scale(Scale scale);

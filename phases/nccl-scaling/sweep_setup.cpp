@@ -12,7 +12,11 @@
 #include "cuda/cuda_check.h"
 #include "cuda/rank_device.h"
 #include "hw/gpu_inventory.h"
+#include "hw/gpudirect.h"
 #include "hw/host_inventory.h"
+#include "hw/pci_distance.h"
+#include "hw/rdma_ports.h"
+#include "hw/socket_interface.h"
 #include "hw/node_gpu_index.h"
 #include "nccl-scaling/nccl_env.h"
 #include "nccl-scaling/sweep_internal.h"
@@ -43,8 +47,16 @@ RankInfo describe_rank(World& world) {
   GPUACCEPT_CUDA_CHECK(cudaMemGetInfo(&me.mem_free, &me.mem_total));
 
   const GpuInventory inv = read_gpu_inventory();
+  // The RDMA ports NCCL may use (NCCL_IB_HCA), and which of them are nearest to this GPU:
+  // the ports its traffic to other nodes leaves through.
+  const char* hca = std::getenv("NCCL_IB_HCA");
+  const std::vector<RdmaPort> ports = ports_nccl_may_use(read_rdma_ports(), hca ? hca : "");
+  for (const auto& p : ports)
+    if (p.active()) me.links.ib = true;
   for (const auto& g : inv.visible) {
     if (g.cuda_index != me.device) continue;
+    for (const std::size_t i : ports_nearest_to(location_of(g), ports))
+      me.links.nearest_ports.push_back({ports[i].name(), ports[i].rate_gbps, ports[i].link_layer});
     me.links.known = inv.reason.empty() && g.nvml_index >= 0;
     me.links.nvml_index = g.nvml_index;
     me.node_index = g.node_index;
@@ -58,8 +70,12 @@ RankInfo describe_rank(World& world) {
       for (std::size_t j = 0; j < inv.nvlink_matrix[g.nvml_index].size(); ++j)
         if (inv.nvlink_matrix[g.nvml_index][j] > 0) me.links.nvlink_peers.push_back(static_cast<int>(j));
   }
-  for (const auto& p : read_ib_ports())
-    if (p.state.find("ACTIVE") != std::string::npos) me.links.ib = true;
+  if (me.links.nearest_ports.empty())  // the GPU unknown to NVML: any active port may serve it
+    for (const auto& p : ports)
+      if (p.active()) me.links.nearest_ports.push_back({p.name(), p.rate_gbps, p.link_layer});
+  me.links.gdr_possible = read_gpudirect_support(me.device).possible();
+  const char* ifname = std::getenv("NCCL_SOCKET_IFNAME");
+  me.links.ethernet_gbps = socket_interface(ifname ? ifname : "").gbps;
   return me;
 }
 
@@ -146,6 +162,10 @@ void Sweep::plan_steps() {
       continue;
     }
     if (!plan_scale(s, topo_, opts_.scales).runs()) continue;
+    if (s == Scale::HcaLoopback) {
+      steps_.push_back({"hca_loopback", "hca_loopback", {{"scale", sname}, {"bytes", std::to_string(pair_bytes_)}}});
+      continue;
+    }
     for (const auto& c : opts_.collectives)
       for (Dtype d : opts_.dtypes)
         for (std::size_t size : sizes_)

@@ -17,8 +17,9 @@
 
 namespace gpuaccept {
 
-// The top-level sections of a config file, one per phase that reads one.
-inline constexpr std::string_view kConfigSections[] = {"discover", "smoke", "nccl", "ddp", "fsdp_lora"};
+// The top-level sections of a config file: one per phase that reads one, and `fabric`
+// (the network between nodes: config/fabric_config.h), which discover and nccl-scaling read.
+inline constexpr std::string_view kConfigSections[] = {"discover", "smoke", "nccl", "ddp", "fsdp_lora", "fabric"};
 
 class Config {
  public:

@@ -15,7 +15,8 @@ void to_json(json& j, const RankInfo& r) {
        {"device", r.device},       {"node_index", r.node_index},     {"name", r.name},  {"uuid", r.uuid},
        {"pci_bus_id", r.pci_bus_id}, {"mem_free", r.mem_free},        {"mem_total", r.mem_total},
        {"known", r.links.known},   {"nvml_index", r.links.nvml_index}, {"nvswitch", r.links.nvswitch},
-       {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}};
+       {"nvlink_peers", r.links.nvlink_peers}, {"ib", r.links.ib}, {"nearest_ports", r.links.nearest_ports},
+       {"gdr_possible", r.links.gdr_possible}, {"ethernet_gbps", r.links.ethernet_gbps}};
 }
 
 void from_json(const json& j, RankInfo& r) {
@@ -34,6 +35,17 @@ void from_json(const json& j, RankInfo& r) {
   r.links.nvswitch = j.at("nvswitch");
   r.links.nvlink_peers = j.at("nvlink_peers").get<std::vector<int>>();
   r.links.ib = j.at("ib");
+  r.links.nearest_ports = j.value("nearest_ports", std::vector<NearPort>{});
+  r.links.gdr_possible = j.value("gdr_possible", false);
+  r.links.ethernet_gbps = j.value("ethernet_gbps", 0.0);
+}
+
+void to_json(json& j, const NearPort& p) { j = {{"name", p.name}, {"gbps", p.gbps}, {"link_layer", p.link_layer}}; }
+
+void from_json(const json& j, NearPort& p) {
+  p.name = j.value("name", "");
+  p.gbps = j.value("gbps", 0.0);
+  p.link_layer = j.value("link_layer", "");
 }
 
 GpuSharing find_gpu_sharing(const std::vector<RankInfo>& ranks) {

@@ -104,6 +104,16 @@ nlohmann::json opt(const std::optional<T>& v) {
 }
 }  // namespace
 
+GpuLocation location_of(const GpuInfo& g) {
+  return {g.node_index >= 0 ? g.node_index : g.nvml_index, g.pci_bus_id, g.numa_node ? static_cast<int>(*g.numa_node) : -1};
+}
+
+std::vector<GpuLocation> locations_of(const std::vector<GpuInfo>& gpus) {
+  std::vector<GpuLocation> out;
+  for (const auto& g : gpus) out.push_back(location_of(g));
+  return out;
+}
+
 void to_json(nlohmann::json& j, const GpuInfo& g) {
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : g.nvlinks)

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/pci_distance.h"
+
 namespace gpuaccept {
 
 struct NvLink {
@@ -45,6 +47,10 @@ struct GpuInventory {
 };
 
 GpuInventory read_gpu_inventory();
+
+// Where a GPU sits on the PCI tree, for hw/pci_distance.h (its node index, bus id, NUMA node).
+GpuLocation location_of(const GpuInfo& g);
+std::vector<GpuLocation> locations_of(const std::vector<GpuInfo>& gpus);
 
 // "13000" -> "13.0"
 std::string format_cuda_version(int v);

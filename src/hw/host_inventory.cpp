@@ -5,8 +5,6 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <tuple>
 #include <fstream>
 #include <limits>
 
@@ -14,7 +12,6 @@
 #include <hwloc.h>
 
 namespace gpuaccept {
-namespace fs = std::filesystem;
 
 CpuInventory read_cpu_inventory() {
   CpuInventory c;
@@ -33,40 +30,6 @@ CpuInventory read_cpu_inventory() {
   }
   hwloc_topology_destroy(topo);
   return c;
-}
-
-namespace {
-std::string read_line(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-}  // namespace
-
-std::vector<IbPort> read_ib_ports(const std::string& sysfs_root) {
-  std::vector<IbPort> out;
-  std::error_code ec;
-  for (const auto& dev : fs::directory_iterator(sysfs_root, ec)) {
-    for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec)) {
-      IbPort p;
-      p.device = dev.path().filename().string();
-      try {
-        p.port = std::stoi(port.path().filename().string());
-      } catch (const std::exception&) {
-        continue;
-      }
-      p.state = read_line(port.path() / "state");
-      p.phys_state = read_line(port.path() / "phys_state");
-      p.rate = read_line(port.path() / "rate");
-      p.link_layer = read_line(port.path() / "link_layer");
-      out.push_back(std::move(p));
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const IbPort& a, const IbPort& b) {
-    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
-  });
-  return out;
 }
 
 std::string kernel_release() {
@@ -114,11 +77,6 @@ std::string cpu_affinity_list() {
 void to_json(nlohmann::json& j, const CpuInventory& c) {
   j = {{"model", c.model},     {"sockets", c.sockets},       {"cores", c.cores},
        {"pus", c.pus},         {"numa_nodes", c.numa_nodes}, {"memory_bytes", c.memory_bytes}};
-}
-
-void to_json(nlohmann::json& j, const IbPort& p) {
-  j = {{"device", p.device}, {"port", p.port},         {"state", p.state},
-       {"phys_state", p.phys_state}, {"rate", p.rate}, {"link_layer", p.link_layer}};
 }
 
 }  // namespace gpuaccept

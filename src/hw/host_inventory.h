@@ -1,5 +1,5 @@
-// What a node is made of apart from its GPUs: CPUs and memory (hwloc), the
-// InfiniBand/RoCE ports (sysfs), the kernel and this process's CPU affinity.
+// What a node is made of apart from its GPUs: CPUs and memory (hwloc), the kernel and this
+// process's CPU affinity. Its RDMA ports: hw/rdma_ports.h.
 #pragma once
 
 #include <string>
@@ -15,18 +15,7 @@ struct CpuInventory {
   unsigned long long memory_bytes = 0;
 };
 
-struct IbPort {
-  std::string device;  // mlx5_0
-  int port = 0;
-  std::string state;       // "4: ACTIVE"
-  std::string phys_state;  // "5: LinkUp"
-  std::string rate;        // "400 Gb/sec (4X NDR)"
-  std::string link_layer;  // InfiniBand or Ethernet (RoCE)
-};
-
 CpuInventory read_cpu_inventory();  // hwloc; fields stay 0/"" when unknown
-// Ports under `sysfs_root` (default /sys/class/infiniband); a test can point it elsewhere.
-std::vector<IbPort> read_ib_ports(const std::string& sysfs_root = "/sys/class/infiniband");
 std::string kernel_release();
 // What the kernel says can still be allocated without swapping: MemAvailable of `meminfo`
 // (default /proc/meminfo), in bytes; 0 when the file or the line is missing or malformed.
@@ -37,6 +26,5 @@ std::string cpu_affinity_list();
 std::string format_cpu_list(const std::vector<int>& cpus);
 
 void to_json(nlohmann::json& j, const CpuInventory& c);
-void to_json(nlohmann::json& j, const IbPort& p);
 
 }  // namespace gpuaccept

@@ -11,8 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/log.h"
+#include "hw/rdma_ports.h"
 #include "phase/build_info.h"
 #include "results/run_dir.h"
 #include "slurm/slurm_env.h"
@@ -89,6 +93,31 @@ void print_crash(int sig, siginfo_t*, void* context) {
   std::raise(sig);
 }
 
+// The node's RDMA port error counters at the start and the end of the phase, kept by the
+// node's first rank as the document `port_counters` (docs/fabric.md): the report compares the
+// earliest start with the latest end of the run, so a link that flapped or collected symbol
+// errors while the pipeline loaded it is named, whichever phase was running.
+class PortCounterSnapshots {
+ public:
+  PortCounterSnapshots(const World& world, ResultWriter& results, const std::string& phase)
+      : results_(results), keeper_(world.local_rank() == 0) {
+    if (!keeper_) return;
+    doc_ = {{"host", world.hostname()}, {"phase", phase}, {"start_time", utc_now()}, {"start", read_port_counters()}};
+    results_.set_document("port_counters", json_text(doc_));
+  }
+  void at_end() {
+    if (!keeper_) return;
+    doc_["end_time"] = utc_now();
+    doc_["end"] = read_port_counters();
+    results_.set_document("port_counters", json_text(doc_));
+  }
+
+ private:
+  ResultWriter& results_;
+  const bool keeper_;
+  nlohmann::json doc_;
+};
+
 void install_crash_report() {
   void* warm[1];
   (void)backtrace(warm, 1);  // loads libgcc now: not inside the handler
@@ -137,6 +166,7 @@ int run_phase(int argc, char** argv, const PhaseDefinition& phase) {
 
   ResultWriter results(*world, phase.name, run_dir, file_attributes(config));
   PhaseContext ctx{*world, results, config, opts};
+  PortCounterSnapshots counters(*world, results, phase.name);
   try {
     phase.body(ctx);
   } catch (const std::exception& e) {
@@ -144,6 +174,7 @@ int run_phase(int argc, char** argv, const PhaseDefinition& phase) {
     Record& r = results.check("phase", Status::Error, e.what());
     if (is_world_failure(e)) r.params[kCauseParam] = kCausePeer;  // a peer never joined a collective
   }
+  counters.at_end();
   const Status verdict = results.finish();
   log_rank0("{} verdict: {}", phase.name, to_string(verdict));
   return is_failure(verdict) ? 1 : 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -18,8 +19,12 @@ namespace gpuaccept {
 
 namespace {
 
+// libslurm reports its errors in errno: slurm_get_errno() was only `return errno` in 22.05
+// and is gone by 24.11, so errno serves every release.
+std::string slurm_error_text() { return slurm_strerror(errno); }
+
 [[noreturn]] void raise_slurm(const char* call, const std::source_location& loc = std::source_location::current()) {
-  raise_call_error("Slurm", call, slurm_strerror(slurm_get_errno()), loc);
+  raise_call_error("Slurm", call, slurm_error_text(), loc);
 }
 
 // Where libslurm will look for slurm.conf: $SLURM_CONF (set by slurmd in configless
@@ -33,13 +38,20 @@ std::string slurm_conf_path() {
 #endif
 }
 
+// What slurm_hostlist_create returns: `hostlist_t` in 22.05, where hostlist_t was the
+// pointer; `hostlist_t *` in 24.11, where hostlist_t is the struct. Both are a
+// `struct hostlist *`, so the handle is spelled by what the function returns.
+using HostlistHandle = decltype(slurm_hostlist_create(nullptr));
 struct HostlistDeleter {
-  void operator()(hostlist_t h) const { slurm_hostlist_destroy(h); }
+  void operator()(HostlistHandle h) const { slurm_hostlist_destroy(h); }
 };
-using Hostlist = std::unique_ptr<std::remove_pointer_t<hostlist_t>, HostlistDeleter>;
+using Hostlist = std::unique_ptr<std::remove_pointer_t<HostlistHandle>, HostlistDeleter>;
 
 struct NodeMsgDeleter {
   void operator()(node_info_msg_t* m) const { slurm_free_node_info_msg(m); }
+};
+struct CtlConfDeleter {
+  void operator()(slurm_conf_t* c) const { slurm_free_ctl_conf(c); }
 };
 struct PartMsgDeleter {
   void operator()(partition_info_msg_t* m) const { slurm_free_partition_info_msg(m); }
@@ -64,7 +76,15 @@ void ensure_slurm_initialized() {
 std::string slurm_ping_controller() {
   ensure_slurm_initialized();
   if (slurm_ping(0) == SLURM_SUCCESS) return "";
-  return slurm_strerror(slurm_get_errno());
+  return slurm_error_text();
+}
+
+std::string slurm_controller_version() {
+  ensure_slurm_initialized();
+  slurm_conf_t* raw = nullptr;
+  if (slurm_load_ctl_conf(0, &raw) != SLURM_SUCCESS) raise_slurm("slurm_load_ctl_conf");
+  std::unique_ptr<slurm_conf_t, CtlConfDeleter> conf(raw);
+  return conf->version ? conf->version : "";
 }
 
 std::vector<SlurmPartition> slurm_partitions() {
@@ -130,7 +150,7 @@ void drain_node(const std::string& node, const std::string& reason) {
   msg.reason_uid = static_cast<std::uint32_t>(::getuid());
   if (slurm_update_node(&msg) != SLURM_SUCCESS)
     raise_call_error("Slurm", "slurm_update_node",
-                     fmt::format("drain {}: {}", node, slurm_strerror(slurm_get_errno())));
+                     fmt::format("drain {}: {}", node, slurm_error_text()));
 }
 
 std::string compress_hostlist(const std::vector<std::string>& names) {
@@ -140,11 +160,15 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   for (const auto& n : names)
     if (slurm_hostlist_push_host(hl.get(), n.c_str()) == 0) raise_slurm("slurm_hostlist_push_host");
   slurm_hostlist_uniq(hl.get());  // sorts, then drops duplicates
-  char* text = slurm_hostlist_ranged_string_malloc(hl.get());
-  if (!text) raise_slurm("slurm_hostlist_ranged_string_malloc");
-  std::string out(text);
-  std::free(text);
-  return out;
+  // slurm_hostlist_ranged_string (in every release; its _malloc form is gone by 24.11): -1
+  // when the buffer is too small, so grow until the whole list fits.
+  std::string buf(std::max<std::size_t>(256, 16 * names.size()), '\0');
+  for (;;) {
+    const ssize_t n = slurm_hostlist_ranged_string(hl.get(), buf.size(), buf.data());
+    if (n >= 0 && static_cast<std::size_t>(n) < buf.size()) return buf.substr(0, static_cast<std::size_t>(n));
+    if (buf.size() > (std::size_t{1} << 30)) raise_call_error("Slurm", "slurm_hostlist_ranged_string", "hostlist longer than 1 GiB");
+    buf.resize(buf.size() * 2);
+  }
 }
 
 std::string node_state_name(std::uint32_t state) {

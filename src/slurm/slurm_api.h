@@ -33,6 +33,11 @@ void ensure_slurm_initialized();
 // slurm_ping(0): "" when the primary controller answers, else the error text.
 std::string slurm_ping_controller();
 
+// The controller's Slurm version ("24.11.5"), from slurm_load_ctl_conf (one RPC). Throws
+// CallError with libslurm's reason when the controller refuses this client (a libslurm of
+// a release it does not accept: "Incompatible versions of client and server code").
+std::string slurm_controller_version();
+
 // All partitions (one RPC); empty name list entries are never returned.
 std::vector<SlurmPartition> slurm_partitions();
 std::optional<SlurmPartition> find_partition(const std::vector<SlurmPartition>& all, const std::string& name);

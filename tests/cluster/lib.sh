@@ -28,6 +28,10 @@
 #                            Slurm's TaskPlugin [task/none: the nodes share this machine's
 #                            CPUs]; task/affinity binds each task to its CPUs, as a real
 #                            cluster should (tests/gpu/local_slurm.sh: one node, real CPUs)
+#   GPUACCEPT_CLUSTER_TASK_PROLOG
+#                            Slurm's TaskProlog, a script run before every task whose
+#                            "export NAME=value" lines set the task's environment [none]
+#                            (tests/gpu/node_gpu_prolog.sh: each node its own GPUs)
 #   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
 #                            dpkg -x [empty: the system install].
 

@@ -21,7 +21,7 @@ using namespace gpuaccept;
 int main(int argc, char** argv) {
   std::string path, phase;
   int ranks = -1, hosts = -1;
-  std::vector<std::string> documents, statuses, contains;
+  std::vector<std::string> documents, node_documents, statuses, contains;
   std::string complete, all_status;
   std::vector<std::string> absent_statuses, exempt, wanted;
   CLI::App app{"Checks a gpuaccept results file (for tests)"};
@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", ranks, "distinct ranks among the records and world_size");
   app.add_option("--hosts", hosts, "distinct hosts among the rank records");
   app.add_option("--document", documents, "a /documents/<name> with one non-empty entry per rank");
+  app.add_option("--node-document", node_documents,
+                 "a /documents/<name> with one JSON entry per host, each naming its \"host\" (the node's first rank's)");
   app.add_option("--record-status", statuses, "TEST=STATUS: some record of TEST has STATUS");
   app.add_option("--message-contains", contains, "TEST=TEXT: some record of TEST mentions TEXT");
   app.add_option("--complete", complete, "the complete attribute (yes, partial)");
@@ -76,6 +78,22 @@ int main(int argc, char** argv) {
     int filled = 0;
     for (const auto& d : it->second) filled += !d.empty() && nlohmann::json::accept(d);
     expect(ranks < 0 || filled == ranks, fmt::format("document {}: {} valid entries, not {}", name, filled, ranks));
+  }
+  for (const auto& name : node_documents) {
+    auto it = f.documents.find(name);
+    if (it == f.documents.end()) {
+      failures.push_back("no document " + name);
+      continue;
+    }
+    std::set<std::string> doc_hosts;
+    for (const auto& d : it->second) {
+      if (d.empty()) continue;
+      const auto j = nlohmann::json::parse(d, nullptr, false);
+      if (!j.is_discarded() && j.is_object()) doc_hosts.insert(j.value("host", ""));
+    }
+    expect(doc_hosts == seen_hosts || (hosts >= 0 && static_cast<int>(doc_hosts.size()) == hosts),
+           fmt::format("document {}: entries from hosts {}, records from {}", name, fmt::join(doc_hosts, ","),
+                       fmt::join(seen_hosts, ",")));
   }
   auto split = [](const std::string& s) {
     const auto eq = s.find('=');

@@ -1,10 +1,13 @@
 # shellcheck shell=bash
 # Sourced THERE (the GPU machine) by tests/gpu/run: unpacks the carried Debian
 # packages into a prefix of our own (never into /) and points the loader at it.
+# GPA_CARRY: what tests/gpu/prepare packed (.gpu-carry; STACK=debian13: .gpu-carry-debian13,
+# with GPA_PREFIX=/opt/gpuaccept-debian13 so the two stacks never mix).
+GPA_CARRY=${GPA_CARRY:-.gpu-carry}
 GPA_PREFIX=${GPA_PREFIX:-/opt/gpuaccept-prefix}
 if [ ! -d "$GPA_PREFIX/usr" ]; then
   mkdir -p "$GPA_PREFIX"
-  for d in .gpu-carry/debs/*.deb; do dpkg -x "$d" "$GPA_PREFIX"; done
+  for d in "$GPA_CARRY"/debs/*.deb; do dpkg -x "$d" "$GPA_PREFIX"; done
 fi
 # Only libraries this machine lacks go on the loader path: the system's own (newer)
 # libssl, zlib, ... stay in use for everything else, PyTorch included.
@@ -32,7 +35,7 @@ export GPUACCEPT_SLURM_PREFIX=$GPA_PREFIX
 # (tried with a broken plugin planted on the build machine: the message stays), so the
 # component is left out by name; PMIx then sends its (small) blobs uncompressed.
 export PMIX_MCA_pcompress=^zlib
-export GPUACCEPT_BIN=$PWD/.gpu-carry/bin
+export GPUACCEPT_BIN=$PWD/$GPA_CARRY/bin
 # nccl-tests, when tests/gpu/prepare packed them (NCCL_TESTS_BUILD): for nccl_compare.sh.
 if [ -f .gpu-carry/nccl-tests.tar.xz ]; then
   [ -d .gpu-carry/nccl-tests ] || tar -C .gpu-carry -xJf .gpu-carry/nccl-tests.tar.xz

@@ -25,6 +25,11 @@ for ((i = 1; i <= gpu_nodes; i++)); do
   GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
 done
 export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
+# Several nodes on one machine: each task gets its own node's GPUs (node_gpu_prolog.sh says why).
+if ((gpu_nodes > 1)); then
+  echo "$per_node" >tests/gpu/node_gpu_prolog.conf
+  export GPUACCEPT_CLUSTER_TASK_PROLOG=$PWD/tests/gpu/node_gpu_prolog.sh
+fi
 # slurmd's GRES debugging into its log, for when a machine's GPUs do not register.
 export GPUACCEPT_CLUSTER_DEBUG_FLAGS=${GPUACCEPT_CLUSTER_DEBUG_FLAGS:-Gres}
 GPUACCEPT_CLUSTER_CPUS=$(nproc)

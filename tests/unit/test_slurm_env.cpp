@@ -45,7 +45,7 @@ TEST_CASE("an unusable results directory is refused with its path", "[run_dir]")
 }
 
 TEST_CASE("a run id is one safe directory name, wherever it came from", "[run_dir]") {
-  using Catch::Matchers::Contains;
+  using Catch::Contains;
   const auto none = fake_env({});
   CHECK(resolve_run_id("local-20261125T093000Z-4242", none) == "local-20261125T093000Z-4242");
   CHECK(resolve_run_id("gpu-091512.v2_a", none) == "gpu-091512.v2_a");

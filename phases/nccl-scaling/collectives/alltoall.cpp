@@ -5,8 +5,15 @@
 // In place is not defined.
 #include "nccl-scaling/collective.h"
 
-// Weak, like nccl-tests: the binary still loads on an older libnccl without the symbol.
+// ncclAlltoAll is declared from NCCL 2.28 on; built against older headers (Debian 13's
+// 2.22) the grouped send/receive is the only way. Weak, like nccl-tests: a binary built
+// against 2.28 still loads on an older libnccl without the symbol.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#define GPUACCEPT_HAVE_NCCL_ALLTOALL 1
 #pragma weak ncclAlltoAll
+#else
+#define GPUACCEPT_HAVE_NCCL_ALLTOALL 0
+#endif
 
 namespace gpuaccept::nccl_scaling {
 namespace {
@@ -18,15 +25,21 @@ ElemCounts counts(std::size_t count, std::size_t elt, int n) {
 double bus_factor(int n) { return static_cast<double>(n - 1) / n; }
 
 bool have_alltoall() {
+#if GPUACCEPT_HAVE_NCCL_ALLTOALL
   static const bool yes = [] {
     int v = 0;
     return ncclAlltoAll != nullptr && ncclGetVersion(&v) == ncclSuccess && v >= NCCL_VERSION(2, 28, 0);
   }();
   return yes;
+#else
+  return false;
+#endif
 }
 
 ncclResult_t launch(const LaunchArgs& a) {
+#if GPUACCEPT_HAVE_NCCL_ALLTOALL
   if (have_alltoall()) return ncclAlltoAll(a.send, a.recv, a.count, a.dtype, a.comm, a.stream);
+#endif
   const std::size_t block = a.count * a.elt;
   ncclResult_t rc = ncclGroupStart();
   if (rc != ncclSuccess) return rc;

@@ -49,6 +49,17 @@
 
 namespace {
 
+// The activity records' newest layouts: CUDA 13's CUPTI (API 130001) has Kernel10 and
+// Memcpy6, CUDA 12.4's (API 22) Kernel9 and Memcpy5. Only fields every layout has are read
+// (name, start, end, streamId, correlationId), so the header's own newest one is right.
+#if CUPTI_API_VERSION >= 130000
+using ActivityKernel = CUpti_ActivityKernel10;
+using ActivityMemcpy = CUpti_ActivityMemcpy6;
+#else
+using ActivityKernel = CUpti_ActivityKernel9;
+using ActivityMemcpy = CUpti_ActivityMemcpy5;
+#endif
+
 struct KernelTotal {
   double ns = 0;
   long long launches = 0;
@@ -130,12 +141,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       continue;
     }
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      const auto* m = reinterpret_cast<const ActivityMemcpy*>(record);
       g_others.push_back({name_index("[memcpy]"), m->start, m->end, m->streamId, m->correlationId});
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
-    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    const auto* k = reinterpret_cast<const ActivityKernel*>(record);
     g_launches.push_back({name_index(short_name(k->name)), k->start, k->end, k->streamId, k->correlationId});
   }
   std::free(buffer);

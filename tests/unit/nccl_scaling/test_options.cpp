@@ -56,7 +56,9 @@ TEST_CASE("defaults: quick profile, every collective, float and bf16, all scales
   CHECK(o.batches == 3);
   CHECK(o.collectives.size() == 7);
   CHECK(o.dtypes == std::vector<Dtype>{Dtype::Float, Dtype::Bf16});
-  CHECK(o.scales.size() == 5);
+  CHECK(o.scales.size() == 6);
+  CHECK(o.scales.back() == Scale::HcaLoopback);
+  CHECK(o.scale_budget_s == 60);
   CHECK(o.timeout_s == 120);
   CHECK(o.check);
   CHECK_FALSE(o.nonblocking);
@@ -73,6 +75,8 @@ TEST_CASE("quick shrinks iterations above 256 MiB; full does not") {
   CHECK(iter_plan(quick, std::size_t{8} << 30).batches == 3);
   const Options full = resolve("--profile full");
   CHECK(full.batches == 5);
+  CHECK(full.scale_budget_s == 1200);
+  CHECK(resolve("--scale-budget 0").scale_budget_s == 0);  // no budget
   CHECK(iter_plan(full, std::size_t{8} << 30).iters == 20);
   CHECK(iter_plan(full, std::size_t{8} << 30).warmup == 5);
 }
@@ -118,6 +122,7 @@ TEST_CASE("bad values say what is wrong") {
   CHECK_THROWS_WITH(resolve("--collectives allreduce"), Catch::Contains("unknown collective 'allreduce'"));
   CHECK_THROWS_WITH(resolve("--dtypes fp8"), Catch::Contains("unknown dtype"));
   CHECK_THROWS_WITH(resolve("--scales rack"), Catch::Contains("unknown scale"));
+  CHECK_THROWS_WITH(resolve("--scale-budget -1"), Catch::Contains("scale budget"));
   CHECK_THROWS_WITH(resolve("-b 1G -e 1M"), Catch::Contains("min bytes"));
   CHECK_THROWS_WITH(resolve("-b 8Q"), Catch::Contains("not a size"));
   CHECK_THROWS_WITH(resolve("-f 1"), Catch::Contains("step factor"));
