@@ -7,8 +7,9 @@
 #   and what to set: a job asking for more GPUs than a node has is refused by sbatch
 #   ("Invalid generic resource (gres) specification"), one asking for fewer tests part of it.
 #   TASKS_PER_NODE set: that; unset: one rank per GPU, one rank on a node without GPUs.
-# The nodes: NODELIST's, else RESERVATION's (scontrol show reservation), within PARTITION
-# (else the default partition, the one sinfo marks with '*'), less EXCLUDE.
+# The nodes: NODELIST's (or ONLY_FROM's), else RESERVATION's (scontrol show reservation), within
+# PARTITION (else the default partition, the one sinfo marks with '*'), less EXCLUDE and
+# EXCLUDE_FROM's.
 set -euo pipefail
 
 say() { echo "gpuaccept: $*" >&2; }
@@ -54,7 +55,11 @@ if [[ -n ${PARTITION:-} ]]; then
   where+=(-p "$PARTITION")
   what="partition $PARTITION"
 fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nodes=${NODELIST:-}
+if [[ -z $nodes && -n ${ONLY_FROM:-} ]]; then
+  nodes=$("$here/nodes_from_run.sh" only "$ONLY_FROM" | sed -n 's/^--nodelist=//p')
+fi
 if [[ -z $nodes && -n ${RESERVATION:-} ]]; then
   if ! res=$(scontrol show reservation "$RESERVATION" 2>&1); then
     say "reservation $RESERVATION: $res"
@@ -71,8 +76,13 @@ if ! lines=$(sinfo -h -N "${where[@]}" -o '%N|%P|%G' 2>&1); then
 fi
 default_only=""
 [[ -n ${PARTITION:-} ]] || default_only=1
+exclude=${EXCLUDE:-}
+if [[ -n ${EXCLUDE_FROM:-} ]]; then
+  from=$("$here/nodes_from_run.sh" exclude "$EXCLUDE_FROM" | sed -n 's/^--exclude=//p')
+  exclude=${exclude:+$exclude${from:+,}}$from
+fi
 excluded=""
-[[ -z ${EXCLUDE:-} ]] || excluded=$(scontrol show hostnames "$EXCLUDE")
+[[ -z $exclude ]] || excluded=$(scontrol show hostnames "$exclude")
 declare -A by_count=()  # GPUs -> nodes with that many
 while IFS='|' read -r node partition gres; do
   [[ -n $node ]] || continue

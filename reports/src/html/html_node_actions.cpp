@@ -37,14 +37,14 @@ std::string hand_back_part(const Report& r) {
   std::string body;
   if (!g.nodes.empty())
     body += fmt::format(R"(<h3>Hand back <code>{list}</code></h3>
-<p>Every phase ran on these nodes and passed there. Resume those that are drained{res} (<code>resume.sh</code> beside this report):</p>
+<p>Every phase ran on these nodes and passed there. Resume those that are drained (a drain set after the run ended stays){res} (<code>resume.sh</code> beside this report):</p>
 <pre>make -f Makefile.slurm resume RUN={dir}</pre>
 )",
                         fmt::arg("list", html_escape(compress_hostlist(g.nodes))),
                         fmt::arg("res", g.reservation.empty()
                                             ? std::string()
-                                            : " and take them out of the maintenance reservation <code>" +
-                                                  html_escape(g.reservation) + "</code>"),
+                                            : ", and take them out of the run's reservation <code>" +
+                                                  html_escape(g.reservation) + "</code> if it is for maintenance"),
                         fmt::arg("dir", html_escape(shell_quote(r.run_dir))));
   if (!g.held_back.empty()) {
     // One row per reason: a run without GPUs holds back a thousand nodes for one reason.
