@@ -7,6 +7,8 @@ add_library(gpuaccept_report STATIC
   src/model/node_grid.cpp
   src/model/build_report.cpp
   src/model/node_actions.cpp
+  src/model/node_coverage.cpp
+  src/model/good_nodes.cpp
   src/model/headline.cpp
   src/html/html_escape.cpp
   src/html/svg.cpp
@@ -20,6 +22,7 @@ add_library(gpuaccept_report STATIC
   src/html/html_failures.cpp
   src/html/html_grid.cpp
   src/html/html_node_actions.cpp
+  src/html/html_node_coverage.cpp
   src/html/history_html.cpp
   src/html/html_plots.cpp
   src/html/html_inventory.cpp
@@ -28,6 +31,7 @@ add_library(gpuaccept_report STATIC
   src/output/summary_json.cpp
   src/output/junit_xml.cpp
   src/output/drain_files.cpp
+  src/output/resume_files.cpp
   src/output/metrics_text.cpp
   src/output/history.cpp
   src/report_run.cpp

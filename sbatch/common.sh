@@ -47,7 +47,7 @@ run_phase() {
   if [ -n "$GPUACCEPT_CPUS_PER_TASK" ]; then
     step+=(--cpus-per-task="$GPUACCEPT_CPUS_PER_TASK")
   fi
-  echo "gpuaccept: phase $phase on ${SLURM_JOB_NUM_NODES:-1} nodes (${SLURM_JOB_NODELIST:-local}), $GPUACCEPT_TASKS_PER_NODE ranks per node, results in $GPUACCEPT_RESULTS, config $GPUACCEPT_CONFIG, started $(date -u +%FT%TZ)"
+  echo "gpuaccept: phase $phase ($binary) on ${SLURM_JOB_NUM_NODES:-1} nodes (${SLURM_JOB_NODELIST:-local}), $GPUACCEPT_TASKS_PER_NODE ranks per node, results in $GPUACCEPT_RESULTS, config $GPUACCEPT_CONFIG, started $(date -u +%FT%TZ)"
   if [ ! -x "$binary" ]; then
     echo "gpuaccept: $binary is missing: build first (cmake -S . -B build && cmake --build build)" >&2
     return 2

@@ -20,9 +20,11 @@
 #include "output/history.h"
 #include "output/junit_xml.h"
 #include "output/metrics_text.h"
+#include "output/resume_files.h"
 #include "output/summary_json.h"
 #include "run/loaded_run.h"
 #include "run/node_inventory.h"
+#include "slurm/slurm_api.h"
 #include "thresholds/threshold_selection.h"
 #include "thresholds/threshold_set.h"
 
@@ -136,6 +138,8 @@ int run_report(const ReportOptions& o) {
   write_text(out / "bad-nodes.txt", hostlist_file_text(report.node_actions.drain));
   write_text(out / "watch-nodes.txt", hostlist_file_text(report.node_actions.watch));
   write_text(out / "drain.sh", drain_script_text(run_id, report.run_dir, report.node_actions));
+  write_text(out / "good-nodes.txt", good_nodes_file_text(report.good_nodes));
+  write_text(out / "resume.sh", resume_script_text(run_id, report.run_dir, report.good_nodes));
 
   if (!o.metrics_file.empty()) {
     write_text(o.metrics_file, metrics_text(report, run_id, static_cast<double>(std::time(nullptr))));
@@ -155,11 +159,22 @@ int run_report(const ReportOptions& o) {
            report.check_counts.count(Level::Fail), report.check_counts.count(Level::Error), report.rule_counts.total(),
            report.rule_counts.count(Level::Fail), report.rule_counts.count(Level::Warn));
   log_info("thresholds: {} ({})", choice.file.string(), choice.reason);
-  log_info("wrote {}, summary.json, junit.xml, bad-nodes.txt, watch-nodes.txt, drain.sh", (out / "report.html").string());
+  log_info("wrote {}, summary.json, junit.xml, bad-nodes.txt, watch-nodes.txt, drain.sh, good-nodes.txt, resume.sh",
+           (out / "report.html").string());
   if (!report.node_actions.drain.empty())
     log_info("nodes to drain: {} (make -f Makefile.slurm drain RUN={})", hostlist_of(report.node_actions.drain),
              o.run_dir.string());
   if (!report.node_actions.watch.empty()) log_info("nodes to watch: {}", hostlist_of(report.node_actions.watch));
+  if (!report.node_coverage.same_nodes())
+    log_info("phases on different nodes: {}", missed_phases_text(report.node_coverage, 8));
+  if (!report.good_nodes.nodes.empty())
+    log_info("nodes that passed every phase: {} (make -f Makefile.slurm resume RUN={})",
+             compress_hostlist(report.good_nodes.nodes), o.run_dir.string());
+  else
+    log_info("no node passed every phase{}", report.good_nodes.held_back.empty()
+                                                 ? std::string()
+                                                 : fmt::format(" ({}: {})", report.good_nodes.held_back[0].node,
+                                                               report.good_nodes.held_back[0].why));
   return exit_code(report);
 }
 

@@ -38,6 +38,7 @@ std::map<std::string, std::string> file_attributes(const Config& config) {
           {"slurm_step_id", slurm.step_id},
           {"slurm_nodelist", slurm.nodelist},
           {"slurm_partition", slurm.partition},
+          {"slurm_reservation", slurm.reservation},
           {"slurm_cluster", slurm.cluster_name},
           {"config_path", config.source_name()},
           {"config", config.text()}};

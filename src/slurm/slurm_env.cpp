@@ -22,6 +22,7 @@ SlurmEnv SlurmEnv::from(const EnvLookup& env) {
   s.node_id = get("SLURM_NODEID");
   s.job_name = get("SLURM_JOB_NAME");
   s.partition = get("SLURM_JOB_PARTITION");
+  s.reservation = get("SLURM_JOB_RESERVATION");  // the reservation the job runs in, if any
   s.nodelist = get("SLURM_JOB_NODELIST");
   s.step_nodelist = get("SLURM_STEP_NODELIST");
   s.num_nodes = get("SLURM_JOB_NUM_NODES");

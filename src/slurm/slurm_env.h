@@ -10,7 +10,7 @@ namespace gpuaccept {
 
 struct SlurmEnv {
   std::string job_id, array_job_id, array_task_id, step_id, proc_id, local_id, node_id;
-  std::string job_name, partition, nodelist, step_nodelist, num_nodes, ntasks, cpus_per_task, cpus_on_node;
+  std::string job_name, partition, reservation, nodelist, step_nodelist, num_nodes, ntasks, cpus_per_task, cpus_on_node;
   std::string mem_per_node, mem_per_cpu;
   std::string job_gpus, step_gpus, gpus_on_node, gpus_per_node, gpus_per_task, gres;
   std::string cuda_visible_devices, gpu_device_ordinal;

@@ -17,6 +17,10 @@
 #   GPUACCEPT_CLUSTER_MEM    RealMemory in MB each node claims [4000]
 #   GPUACCEPT_CLUSTER_GRES   Gres= of every node, e.g. "gpu:4" or "gpu:a100:2" [none].
 #                            GresTypes is derived from it.
+#   GPUACCEPT_CLUSTER_GRES_LAST_NODE
+#                            Gres= of the last node instead, with no more of each GPU type
+#                            than GPUACCEPT_CLUSTER_GRES (its fake devices serve both), e.g.
+#                            "gpu:2": nodes that differ [none]
 #   GPUACCEPT_CLUSTER_GRES_CONF_LINES
 #                            gres.conf contents, verbatim, newline separated, e.g.
 #                            "Name=gpu File=/dev/nvidia[0-3]"; needs GPUACCEPT_CLUSTER_GRES

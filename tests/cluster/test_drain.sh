@@ -48,7 +48,7 @@ grep -q 'id="node-actions"' "$run/report.html" || fail "report.html has no 'Node
 # 3. Re-runs chosen from that report, submitted as an operator would (one node each).
 job_of() { sed -n 's/^discover job: *\([0-9]*\).*/\1/p' <<<"$1"; }
 wait_job() { for _ in $(seq 240); do squeue -h -j "$1" 2>/dev/null | grep -q . || return 0; sleep 0.5; done; fail "job $1 did not end"; }
-out=$(make "${make_args[@]}" discover ONLY_FROM="$run")
+out=$(make "${make_args[@]}" discover ONLY_FROM="$run" 2>&1)  # the node selection is said on stderr
 echo "$out"
 grep -q "node selection: --nodelist=gpa-node2 --nodes=1" <<<"$out" || fail "ONLY_FROM did not select gpa-node2"
 job=$(job_of "$out"); [[ -n $job ]] || fail "no job id from 'make discover ONLY_FROM'"
@@ -58,7 +58,7 @@ dump=$(h5dump "$root/reruns/$job/discover.h5")  # (grep -q in a pipe would SIGPI
 grep -q '"gpa-node2"' <<<"$dump" || fail "the ONLY_FROM re-run did not run on gpa-node2"
 ! grep -q '"gpa-node1"' <<<"$dump" || fail "the ONLY_FROM re-run ran on gpa-node1"
 
-out=$(make "${make_args[@]}" discover EXCLUDE_FROM="$run")
+out=$(make "${make_args[@]}" discover EXCLUDE_FROM="$run" 2>&1)
 echo "$out"
 grep -q "node selection: --exclude=gpa-node2" <<<"$out" || fail "EXCLUDE_FROM did not exclude gpa-node2"
 job=$(job_of "$out"); [[ -n $job ]] || fail "no job id from 'make discover EXCLUDE_FROM'"

@@ -27,7 +27,8 @@ done
 "$RESULTS_CHECK" "$run/smoke.h5" --record-status shared_fs=PASS --no-status FAIL --no-status ERROR
 
 # The report job ran after the array: it saw all five files, none missing or partial.
-for f in report.html summary.json junit.xml; do [[ -s $run/$f ]] || fail "$f not written"; done
+for f in report.html summary.json junit.xml resume.sh; do [[ -s $run/$f ]] || fail "$f not written"; done
+[[ -f $run/good-nodes.txt ]] || fail "good-nodes.txt not written"
 python3 - "$run/summary.json" "${phases[@]}" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -46,6 +47,9 @@ need(all(status[p] == "SKIP" for p in ["nccl-scaling", "ddp", "fsdp-lora"]), f"s
 # GPU phases measured nothing here: the run is not an acceptance.
 need(s["verdict"] == "INCOMPLETE", f"verdict {s['verdict']}, expected INCOMPLETE")
 need(s["skipped_phases"] == ["nccl-scaling", "ddp", "fsdp-lora"], f"skipped {s['skipped_phases']}")
+# Every phase on the one node set; none handed back, since no GPU was measured.
+need(s["node_coverage"]["same_nodes"] and len(s["node_coverage"]["phases"]) == 5, f"coverage {s['node_coverage']}")
+need(s["good_nodes"]["nodes"] == [], f"good nodes {s['good_nodes']}")
 PY
 report_log=$(ls "$results"/logs/gpuaccept-report-*.out)
 grep -q "report .*report.html (exit code 3)" "$report_log" || fail "report job: $(tail -2 "$report_log")"

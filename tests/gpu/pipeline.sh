@@ -7,8 +7,9 @@
 # and the report's verdict.
 #   tests/gpu/pipeline.sh [quick] [full]        (default: quick; in one device call, carry .gpu-carry)
 # Expected: on a healthy one-GPU machine INCOMPLETE (the phases that need two GPUs or two
-# nodes SKIP, saying so), never FAIL; on a multi-GPU machine PASS. Exit status 1 when the
-# verdict is FAIL or ERROR or Slurm does not schedule the GPUs.
+# nodes SKIP, saying so), never FAIL; on a multi-GPU machine PASS, with the node in
+# good-nodes.txt. Exit status 1 when the verdict is FAIL or ERROR, a PASS hands back no node,
+# or Slurm does not schedule the GPUs.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
@@ -56,7 +57,18 @@ for f in s.get("failures", [])[:20]:
           f"{f.get('message', '')[:200]}")
 for reason in s.get("incomplete_reasons", []):
     print(f"  INCOMPLETE: {reason}")
+g = s.get("good_nodes", {})
+held = "; ".join(f"{h['node']}: {h['why']}" for h in g.get("held_back", [])[:4])
+print(f"  good nodes (good-nodes.txt): {g.get('hostlist') or 'none'}" + (f"; held back: {held}" if held else ""))
+print(f"  one node set: {s.get('node_coverage', {}).get('same_nodes')}")
 EOF
+  # A PASS without warnings speaks for every node of the run: each must be handed back
+  # (model/good_nodes.h; a node with a warning is only watched, and held back).
+  if [ "$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["verdict"], len(s["nodes_to_watch"]["nodes"]))' "$summary")" = "PASS 0" ] &&
+     [ ! -s "$run_dir/good-nodes.txt" ]; then
+    echo "pipeline $profile: PASS without a node to watch, yet good-nodes.txt is empty" >&2
+    status=1
+  fi
   # What an operator would have to learn to ignore: job log lines that are neither the
   # phases' own ("[phase rN/M host] ...", "gpuaccept: ...") nor the report's.
   noise=$(grep -h -v -E '^\[|^gpuaccept' "$results"/logs/*.out | sort | uniq -c | sort -rn | head -n 10)

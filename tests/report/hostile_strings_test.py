@@ -9,8 +9,8 @@ hostile rule names; the real gpuaccept-report runs on it; then
     on* attribute and no javascript: URL: every string arrived escaped;
   - summary.json parses (strict JSON) and junit.xml parses as XML;
   - the marker of a hostname appears in the HTML as text (escaped, not lost);
-  - bad-nodes.txt is refused by sbatch/nodes_from_run.sh (not a plain hostlist) and drain.sh
-    passes `sh -n`.
+  - bad-nodes.txt is refused by sbatch/nodes_from_run.sh (not a plain hostlist), and drain.sh
+    and resume.sh pass `sh -n`.
 Usage: hostile_strings_test.py REPORT_BIN HOSTILE_BIN WORK_DIR [--seeds N]
 """
 import argparse
@@ -76,6 +76,8 @@ def check(report, hostile, work, seed, source):
         problems.append(f"junit.xml does not parse: {e}")
     if subprocess.run(["sh", "-n", os.path.join(run, "drain.sh")]).returncode != 0:
         problems.append("drain.sh is not valid sh")
+    if subprocess.run(["sh", "-n", os.path.join(run, "resume.sh")]).returncode != 0:
+        problems.append("resume.sh is not valid sh")
     sel = subprocess.run([os.path.join(source, "sbatch", "nodes_from_run.sh"), "exclude", run], capture_output=True)
     if os.path.getsize(os.path.join(run, "bad-nodes.txt")) and sel.returncode != 2:
         problems.append(f"nodes_from_run.sh accepted a hostile bad-nodes.txt: {sel.stdout!r}")

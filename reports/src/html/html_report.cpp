@@ -96,6 +96,7 @@ std::string render_html(const Report& r) {
 {phases}
 {failures}
 {regressions}
+{node_coverage}
 {node_actions}
 {grid}
 {plots}
@@ -112,10 +113,10 @@ std::string render_html(const Report& r) {
                      fmt::arg("regress_link", r.baseline ? R"(<a href="#regressions">what got worse</a>)" : ""),
                      fmt::arg("verdict_section", verdict_section(r)), fmt::arg("phases", phases_section(r)),
                      fmt::arg("failures", failures_section(r)), fmt::arg("regressions", regressions_section(r)),
-                     fmt::arg("node_actions", node_actions_section(r)),
-                     fmt::arg("actions_link", r.node_actions.drain.empty() && r.node_actions.watch.empty()
+                     fmt::arg("node_coverage", node_coverage_section(r)), fmt::arg("node_actions", node_actions_section(r)),
+                     fmt::arg("actions_link", node_actions_section(r).empty()
                                                   ? ""
-                                                  : R"(<a href="#node-actions">nodes to take out</a>)"),
+                                                  : R"(<a href="#node-actions">nodes to take out and hand back</a>)"),
                      fmt::arg("grid", node_grid_section(r)), fmt::arg("plots", plots_section(r)),
                      fmt::arg("inventory", inventory_section(r)), fmt::arg("details", phase_details_section(r)),
                      fmt::arg("thresholds", html_escape(r.thresholds.file.string())),

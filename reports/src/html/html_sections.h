@@ -12,7 +12,8 @@ std::string verdict_section(const Report& r);        // PASS/FAIL, counts, the t
 std::string phases_section(const Report& r);         // one row per phase
 std::string failures_section(const Report& r);       // what failed: value, bound, rule
 std::string regressions_section(const Report& r);    // what got worse than the baseline
-std::string node_actions_section(const Report& r);   // nodes to drain and to watch, and the commands
+std::string node_coverage_section(const Report& r);  // where the phases ran, when not all on one node set
+std::string node_actions_section(const Report& r);   // nodes to drain, to watch and to hand back, and the commands
 std::string node_grid_section(const Report& r);      // node x GPU, coloured by worst level
 std::string plots_section(const Report& r);          // NCCL, GEMM, memory, training
 std::string inventory_section(const Report& r);      // hosts, GPUs, versions; differences marked

@@ -121,10 +121,20 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
                     : std::string("no GPU was measured: no check is about a GPU"));
   }
 
+  // One pipeline, one node set: phases that ran on different nodes tested no node whole.
+  std::vector<PhaseSource> sources;
+  for (const auto& p : rep.phases) sources.insert(sources.end(), p.sources.begin(), p.sources.end());
+  rep.node_coverage = node_coverage(sources);
+  if (!rep.node_coverage.same_nodes())
+    rep.incomplete_reasons.push_back(
+        fmt::format("the phases ran on different nodes, so no node was tested by every phase: {}",
+                    missed_phases_text(rep.node_coverage, 8)));
+
   std::vector<std::string> hosts;
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);
   rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
   rep.node_actions = node_actions(rep);
+  rep.good_nodes = good_nodes(rep);
   rep.headlines = headline_figures(rep.checks);
   rep.inventory = std::move(inventory);
 

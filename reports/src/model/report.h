@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "model/headline.h"
+#include "model/good_nodes.h"
 #include "model/level.h"
 #include "model/node_actions.h"
+#include "model/node_coverage.h"
 #include "model/node_grid.h"
 #include "results/record.h"
 #include "run/baseline_compare.h"
@@ -60,6 +62,8 @@ struct Report {
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
   NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
+  NodeCoverage node_coverage;  // which nodes each phase ran on; the nodes some phase missed
+  GoodNodes good_nodes;        // nodes to hand back (good-nodes.txt, resume.sh) and why the others are not
   std::vector<HeadlineFigure> headlines;  // the figures followed from run to run (history, metrics)
   InventoryTable inventory;
   std::optional<BaselineComparison> baseline;

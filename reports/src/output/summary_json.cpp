@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "output/drain_files.h"
+#include "slurm/slurm_api.h"
 #include "thresholds/record_label.h"
 
 namespace gpuaccept::report {
@@ -21,6 +22,21 @@ json node_action_json(const std::vector<NodeAction>& list) {
   for (const auto& a : list)
     nodes.push_back({{"node", a.node}, {"problems", a.problems}, {"first_problem", a.first_problem}});
   return {{"hostlist", hostlist_of(list)}, {"nodes", nodes}};
+}
+
+// {"hostlist", "nodes": [...], "held_back": [{"node", "why"}], "reservation", "run_ended"}.
+json good_nodes_json(const GoodNodes& g) {
+  json held = json::array();
+  for (const auto& h : g.held_back) held.push_back({{"node", h.node}, {"why", h.why}});
+  return {{"hostlist", compress_hostlist(g.nodes)}, {"nodes", g.nodes}, {"held_back", held},
+          {"reservation", g.reservation}, {"run_ended", g.run_ended}};
+}
+
+// {"same_nodes", "phases": {phase: hostlist}, "missed": {node: [phases]}}.
+json node_coverage_json(const NodeCoverage& c) {
+  json phases = json::object();
+  for (const auto& p : c.phases) phases[p.phase] = compress_hostlist(p.nodes);
+  return {{"same_nodes", c.same_nodes()}, {"phases", phases}, {"missed", c.missed}};
 }
 
 json tally_json(const LevelTally& t) {
@@ -83,6 +99,8 @@ json summary_head(const Report& r) {
   j["incomplete_reasons"] = r.incomplete_reasons;
   j["nodes_to_drain"] = node_action_json(r.node_actions.drain);
   j["nodes_to_watch"] = node_action_json(r.node_actions.watch);
+  j["good_nodes"] = good_nodes_json(r.good_nodes);
+  j["node_coverage"] = node_coverage_json(r.node_coverage);
   j["gpu_numbering_ambiguous"] = r.grid.ambiguous;  // node_grid.h: GPU columns that mix several GPUs
   j["unattributed_failures"] = r.node_actions.unattributed_failures;
   j["worst_level"] = to_string(r.verdict);

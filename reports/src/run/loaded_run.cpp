@@ -1,6 +1,7 @@
 #include "run/loaded_run.h"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -126,6 +127,22 @@ void read_parts(const fs::path& parts_dir, const ResultFileReader& read, LoadedR
   }
 }
 
+// <phase>.not-run: the pipeline chose not to start the phase (sbatch/pipeline.sbatch: its
+// PIPELINE_TIME was spent) and wrote why. The phase is a SKIP with that reason, not an ERROR.
+void read_not_run(const fs::path& file, LoadedRun& run) {
+  const std::string phase = file.stem().string();
+  std::ifstream in(file);
+  std::string why;
+  std::getline(in, why);
+  if (why.size() > 1000) why.resize(1000);
+  if (why.empty()) why = "the pipeline did not start it (" + file.string() + " gives no reason)";
+  run.sources.push_back(make_source(phase, file, SourceState::Missing, "not run: " + why));
+  Record r = source_error(phase, "not run: " + why);
+  r.test = "phase";
+  r.status = Status::Skip;
+  run.records.push_back(std::move(r));
+}
+
 }  // namespace
 
 LoadedRun load_run(const fs::path& dir, const std::vector<std::string>& expected_phases) {
@@ -136,17 +153,24 @@ LoadedRun load_run(const fs::path& dir, const std::vector<std::string>& expected
   if (!fs::is_directory(dir)) throw InputError(fmt::format("run directory {}: does not exist or is not a directory", dir.string()));
   LoadedRun run;
   run.dir = dir;
-  std::vector<fs::path> files, parts_dirs;
+  std::vector<fs::path> files, parts_dirs, not_run;
   for (const auto& e : fs::directory_iterator(dir)) {
     const fs::path& p = e.path();
     if (p.filename().string().starts_with(".")) continue;  // temporaries of a writer still at work
     if (e.is_regular_file() && p.extension() == ".h5") files.push_back(p);
     if (e.is_directory() && p.extension() == ".parts") parts_dirs.push_back(p);
+    if (e.is_regular_file() && p.extension() == ".not-run") not_run.push_back(p);
   }
   std::sort(files.begin(), files.end());
   std::sort(parts_dirs.begin(), parts_dirs.end());
 
   std::set<std::string> seen;
+  for (const auto& f : not_run) {
+    const std::string phase = f.stem().string();
+    if (fs::exists(dir / (phase + ".h5")) || fs::exists(dir / (phase + ".parts"))) continue;  // it ran after all
+    read_not_run(f, run);
+    seen.insert(phase);
+  }
   for (const auto& f : files) {
     run.sources.push_back(read_source(f, phase_from_name(f), read, run));
     seen.insert(run.sources.back().phase);

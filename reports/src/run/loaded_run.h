@@ -3,7 +3,9 @@
 // lenient on purpose: a truncated file, a foreign HDF5 file, a phase whose rank 0
 // died (only <phase>.parts/ left) or an expected phase that never ran each become an
 // ERROR record naming the file and the reason, so the report shows them instead of
-// stopping at the first one. Each file is read in a child process (results/
+// stopping at the first one. A phase the pipeline chose not to start (<phase>.not-run, written
+// by sbatch/pipeline.sbatch when PIPELINE_TIME is spent) is a SKIP record with the reason the
+// file gives. Each file is read in a child process (results/
 // isolated_read.h): a file that crashes libhdf5 or makes it loop becomes such an ERROR
 // too, and this process, the report, never runs libhdf5 on a file at all.
 #pragma once

@@ -158,3 +158,22 @@ TEST_CASE("a bad GPUACCEPT_READ_TIMEOUT is unusable input, named", "[load]") {
   CHECK_THROWS_WITH(load_run(dir.path, {}), Catch::Contains("GPUACCEPT_READ_TIMEOUT='soon'"));
   ::unsetenv("GPUACCEPT_READ_TIMEOUT");
 }
+
+TEST_CASE("load_run: a phase the pipeline did not start (<phase>.not-run) is a SKIP with its reason") {
+  RunDir d;
+  write_result_file(d.path / "discover.h5", one_record_file("discover"));
+  std::ofstream(d.path / "smoke.not-run") << "PIPELINE_TIME=00:20:00 was spent before smoke could start\n";
+  // A not-run file beside the phase's own file is a leftover: the file wins.
+  write_result_file(d.path / "ddp.h5", one_record_file("ddp"));
+  std::ofstream(d.path / "ddp.not-run") << "stale\n";
+  const LoadedRun run = load_run(d.path, {"discover", "smoke", "ddp"}, read_result_file);
+  const auto skip = std::find_if(run.records.begin(), run.records.end(),
+                                 [](const Record& r) { return r.phase == "smoke"; });
+  REQUIRE(skip != run.records.end());
+  CHECK(skip->status == Status::Skip);
+  CHECK(skip->test == "phase");
+  CHECK(skip->message == "not run: PIPELINE_TIME=00:20:00 was spent before smoke could start");
+  CHECK(error_about(run, "smoke") == nullptr);  // not also "expected phase smoke did not report"
+  CHECK(std::none_of(run.records.begin(), run.records.end(),
+                     [](const Record& r) { return r.phase == "ddp" && r.status != Status::Pass; }));
+}
