@@ -8,6 +8,9 @@ add_library(gpuaccept_report STATIC
   src/model/build_report.cpp
   src/model/node_actions.cpp
   src/model/headline.cpp
+  src/model/port_counters.cpp
+  src/model/slowest_pair.cpp
+  src/model/fabric.cpp
   src/html/html_escape.cpp
   src/html/svg.cpp
   src/html/chart_axis.cpp
@@ -25,7 +28,9 @@ add_library(gpuaccept_report STATIC
   src/html/html_inventory.cpp
   src/html/html_checkpoints.cpp
   src/html/html_phase_details.cpp
+  src/html/html_fabric.cpp
   src/output/summary_json.cpp
+  src/output/fabric_json.cpp
   src/output/junit_xml.cpp
   src/output/drain_files.cpp
   src/output/metrics_text.cpp

@@ -14,6 +14,7 @@ std::string failures_section(const Report& r);       // what failed: value, boun
 std::string regressions_section(const Report& r);    // what got worse than the baseline
 std::string node_actions_section(const Report& r);   // nodes to drain and to watch, and the commands
 std::string node_grid_section(const Report& r);      // node x GPU, coloured by worst level
+std::string fabric_section(const Report& r);         // ports, counters, transports, line rate, node pairs
 std::string plots_section(const Report& r);          // NCCL, GEMM, memory, training
 std::string inventory_section(const Report& r);      // hosts, GPUs, versions; differences marked
 std::string phase_details_section(const Report& r);  // per phase: rules and every check
