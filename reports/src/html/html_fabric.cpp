@@ -142,8 +142,13 @@ std::string transports_part(const Fabric& f) {
 std::string bound_text(const FabricMeasurement& m) { return m.verdict ? demand_text(*m.verdict) : "-"; }
 std::string rule_text(const FabricMeasurement& m) { return m.verdict ? m.verdict->rule.name : "no rule"; }
 
-std::string rule_note(const FabricMeasurement& m) {
-  return m.verdict && m.verdict->flagged() ? R"(<div class="rule-note">)" + html_escape(m.verdict->message) + "</div>" : "";
+// Under a table whose rows failed across nodes: the pair of nodes that slows them most.
+std::string slowest_pair_note(const Fabric& f, const std::vector<FabricMeasurement>& rows) {
+  const bool failed = std::any_of(rows.begin(), rows.end(), [](const auto& m) { return fails_run(m.level); });
+  if (!failed || !f.slowest_pair) return {};
+  return fmt::format(R"(<p class="rule-note">{} (each FAIL's message in "What failed" names it too).</p>)",
+                     html_escape(slowest_pair_text(*f.slowest_pair))) +
+         "\n";
 }
 
 std::string bandwidth_part(const Fabric& f) {
@@ -158,15 +163,14 @@ std::string bandwidth_part(const Fabric& f) {
             cell(format_bytes(std::stod(param(r, "bytes"))), "num") + cell(format_value(r.value) + " GB/s", "num") +
             cell(line ? format_bound(*line) + " Gb/s" : "-", "num") +
             cell(line ? format_value(*line / 8) + " GB/s" : "-", "num") + cell(param(r, "line_rate_source")) +
-            cell(param(r, "fabric")) + cell(bound_text(m), "nowrap") +
-            "<td>" + html_escape(rule_text(m)) + rule_note(m) + "</td></tr>\n";
+            cell(param(r, "fabric")) + cell(bound_text(m), "nowrap") + cell(rule_text(m)) + "</tr>\n";
   }
   return out + fmt::format(R"(<p class="muted">The largest size from 256 MiB per collective and scale, the lowest busbw there (every dtype and placement). Expected: the line rate of the ports nearest the group's GPUs on its most limited node, in GB/s (Gb/s ÷ 8), which nccl-tests' busbw is comparable with (docs/fabric.md).</p>
 <div class="scroll"><table class="fabric-bandwidth"><thead><tr><th>status</th><th>collective</th><th>scale</th><th>ranks</th><th>size</th><th>busbw</th><th>line rate</th><th>expected</th><th>line rate from</th><th>fabric</th><th>bound</th><th>rule</th></tr></thead>
 <tbody>
 {}</tbody></table></div>
-)",
-                           rows);
+{})",
+                           rows, slowest_pair_note(f, f.bandwidth));
 }
 
 std::string latency_part(const Fabric& f) {
@@ -177,14 +181,13 @@ std::string latency_part(const Fabric& f) {
     const Record& r = m.record;
     rows += "<tr>" + pill_cell(m.level) + cell(param(r, "scale")) + cell(param(r, "ranks"), "num") + cell(param(r, "dtype")) +
             cell(param(r, "inplace") == "1" ? "in place" : "out of place") + cell(format_value(r.value) + " us", "num") +
-            cell(param(r, "fabric")) + cell(bound_text(m), "nowrap") + "<td>" + html_escape(rule_text(m)) +
-            rule_note(m) + "</td></tr>\n";
+            cell(param(r, "fabric")) + cell(bound_text(m), "nowrap") + cell(rule_text(m)) + "</tr>\n";
   }
   return out + fmt::format(R"(<table class="fabric-latency"><thead><tr><th>status</th><th>scale</th><th>ranks</th><th>dtype</th><th>placement</th><th>time</th><th>fabric</th><th>bound</th><th>rule</th></tr></thead>
 <tbody>
 {}</tbody></table>
-)",
-                           rows);
+{})",
+                           rows, slowest_pair_note(f, f.latency));
 }
 
 std::string pairs_part(const Fabric& f) {
