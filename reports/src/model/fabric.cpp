@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -141,13 +143,25 @@ std::vector<FabricMeasurement> latency_rows(const std::vector<Record>& checks, c
   return out;
 }
 
-FabricNode& node_named(std::vector<FabricNode>& nodes, const std::string& host) {
-  auto it = std::find_if(nodes.begin(), nodes.end(), [&](const FabricNode& n) { return n.host == host; });
-  if (it != nodes.end()) return *it;
-  nodes.push_back({});
-  nodes.back().host = host;
-  return nodes.back();
-}
+// The fabric's nodes in order of first mention, found by name in constant time (1,024 nodes
+// with a few fabric records each).
+class NodeList {
+ public:
+  explicit NodeList(std::vector<FabricNode>& nodes) : nodes_(nodes) {}
+
+  FabricNode& operator[](const std::string& host) {
+    const auto [it, added] = index_.emplace(host, nodes_.size());
+    if (added) {
+      nodes_.push_back({});
+      nodes_.back().host = host;
+    }
+    return nodes_[it->second];
+  }
+
+ private:
+  std::vector<FabricNode>& nodes_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
 
 }  // namespace
 
@@ -174,27 +188,33 @@ bool Fabric::empty() const {
 Fabric build_fabric(const LoadedRun& run, const std::vector<std::string>& nodes, const std::vector<Record>& checks,
                     const std::vector<RuleVerdict>& verdicts, PortCounterJudgement counters) {
   Fabric f;
-  for (const auto& host : nodes) node_named(f.nodes, host);
+  NodeList node_named(f.nodes);
+  for (const auto& host : nodes) node_named[host];
   // Every rank of a node describes the same ports; the first document of a node speaks for it.
-  std::vector<std::string> described;
-  for (const auto& text : run.documents("discover", "inventory")) {
-    const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object()) continue;  // node_inventory.cpp names it among the inventory's problems
-    const std::string host = text_of(doc, "host");
-    if (std::find(described.begin(), described.end(), host) != described.end()) continue;
-    described.push_back(host);
-    FabricNode& n = node_named(f.nodes, host);
-    if (const auto it = doc.find("infiniband"); it != doc.end() && it->is_array())
-      for (const auto& p : *it)
-        if (p.is_object()) n.ports.push_back(port_of(p));
-    n.gpudirect = gpudirect_of(doc);
+  // Read in place: at 8,192 ranks a copy of the inventories is tens of MB.
+  std::set<std::string> described;
+  for (const auto& src : run.sources) {
+    if (src.phase != "discover") continue;
+    const auto docs = src.documents.find("inventory");
+    if (docs == src.documents.end()) continue;
+    for (const auto& text : docs->second) {
+      const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!doc.is_object()) continue;  // node_inventory.cpp names it among the inventory's problems
+      const std::string host = text_of(doc, "host");
+      if (!described.insert(host).second) continue;
+      FabricNode& n = node_named[host];
+      if (const auto it = doc.find("infiniband"); it != doc.end() && it->is_array())
+        for (const auto& p : *it)
+          if (p.is_object()) n.ports.push_back(port_of(p));
+      n.gpudirect = gpudirect_of(doc);
+    }
   }
   for (const auto& r : checks) {
-    if (fabric_record_names_node(r) && r.test != kPortCountersTest) node_named(f.nodes, r.node).checks.push_back(r);
+    if (fabric_record_names_node(r) && r.test != kPortCountersTest) node_named[r.node].checks.push_back(r);
     if (r.phase == "nccl-scaling" && r.test == "nccl_transport") f.transports.push_back(r);
     if (r.phase == "nccl-scaling" && r.test == "pair_busbw" && param(r, "scale") == "node_pair") f.node_pairs.push_back(r);
   }
-  for (const auto& c : counters.changes) node_named(f.nodes, c.node).counters.push_back(c);
+  for (const auto& c : counters.changes) node_named[c.node].counters.push_back(c);
   for (auto& n : f.nodes) {
     for (const auto& r : n.checks) n.level = worst(n.level, level_of(r.status));
     for (const auto& c : n.counters) n.level = worst(n.level, c.level);
