@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "common/error.h"
 #include "thresholds/evaluate.h"
 #include "thresholds/threshold_set.h"
 
@@ -53,20 +52,6 @@ ThresholdSet set_of(Rule r) {
   ThresholdSet t;
   t.rules.push_back(std::move(r));
   return t;
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    ThresholdSet::parse(text, "t.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-std::string rule_yaml(const std::string& bound_lines) {
-  return "description: t\nmodels: []\nrules:\n  - name: lr\n    phase: nccl-scaling\n    test: all_reduce\n" + bound_lines +
-         "    severity: FAIL\n";
 }
 
 // The flagged verdicts of the shipped generic.yaml about `records`, by rule name.
@@ -127,24 +112,6 @@ TEST_CASE("line rate: the rule's filters still choose the records", "[line_rate]
                                                      row("all_gather", "busbw", 1.0, "268435456", "inter_node")});
   REQUIRE(vs.size() == 1);
   CHECK(vs[0].outcome == RuleOutcome::NoData);
-}
-
-TEST_CASE("line rate: a threshold file reads min_line_rate_fraction and refuses a bad one", "[line_rate][thresholds]") {
-  const ThresholdSet t = ThresholdSet::parse(rule_yaml("    min_line_rate_fraction: 0.8\n    basis: \"why\"\n"), "t.yaml");
-  REQUIRE(t.rules.size() == 1);
-  CHECK(*t.rules[0].min_line_rate_fraction == 0.8);
-  CHECK_FALSE(t.rules[0].min);
-  CHECK(ThresholdSet::parse(rule_yaml("    min_line_rate_fraction: 1\n    basis: \"why\"\n"), "t.yaml")
-            .rules[0]
-            .min_line_rate_fraction == 1.0);
-  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 1.5\n    basis: \"why\"\n")),
-             Catch::Contains("t.yaml:7: key 'rules[0].min_line_rate_fraction': expected a fraction in (0, 1], got 1.5"));
-  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 0\n    basis: \"why\"\n")),
-             Catch::Contains("expected a fraction in (0, 1], got 0"));
-  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: most\n    basis: \"why\"\n")),
-             Catch::Contains("key 'rules[0].min_line_rate_fraction'"));
-  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 0.8\n")),
-             Catch::Contains("key 'rules[0].basis': missing: a rule with min, max or min_line_rate_fraction"));
 }
 
 TEST_CASE("shipped: busbw across nodes below 80% of the line rate FAILs, from 256 MiB", "[line_rate][thresholds]") {
