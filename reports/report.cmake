@@ -10,6 +10,9 @@ add_library(gpuaccept_report STATIC
   src/model/node_coverage.cpp
   src/model/good_nodes.cpp
   src/model/headline.cpp
+  src/model/port_counters.cpp
+  src/model/slowest_pair.cpp
+  src/model/fabric.cpp
   src/html/html_escape.cpp
   src/html/svg.cpp
   src/html/chart_axis.cpp
@@ -28,7 +31,9 @@ add_library(gpuaccept_report STATIC
   src/html/html_inventory.cpp
   src/html/html_checkpoints.cpp
   src/html/html_phase_details.cpp
+  src/html/html_fabric.cpp
   src/output/summary_json.cpp
+  src/output/fabric_json.cpp
   src/output/junit_xml.cpp
   src/output/drain_files.cpp
   src/output/resume_files.cpp

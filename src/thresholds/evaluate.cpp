@@ -27,6 +27,7 @@ std::string_view to_string(RuleCheck c) {
     case RuleCheck::Max: return "max";
     case RuleCheck::FleetBelow: return "fleet_below_median";
     case RuleCheck::FleetAbove: return "fleet_above_median";
+    case RuleCheck::LineRate: return "min_line_rate_fraction";
     case RuleCheck::NoData: return "no_data";
   }
   return "no_data";
@@ -77,6 +78,30 @@ RuleVerdict absolute_verdict(const Rule& rule, const Record& r, RuleCheck check)
   return v;
 }
 
+std::string param_or(const Record& r, const char* key, const char* otherwise) {
+  const auto it = r.params.find(key);
+  return it == r.params.end() || it->second.empty() ? otherwise : it->second;
+}
+
+// At least a fraction of the line rate the record names: Gb/s of the ports over 8 bits a byte
+// gives the GB/s (10^9 bytes/s) of busbw and algbw. The message says where the line rate
+// came from (the ports, the Ethernet interface, a configured reference) and over what
+// fabric, since a bound from a reference rate is weaker evidence than one from the ports.
+RuleVerdict line_rate_verdict(const Rule& rule, const Record& r) {
+  RuleVerdict v = verdict_for(rule, r, RuleCheck::LineRate);
+  v.line_rate_gbps = *line_rate_gbps_of(r);
+  const double line_rate_gbytes = v.line_rate_gbps / 8;
+  v.bound = *rule.min_line_rate_fraction * line_rate_gbytes;
+  const bool violated = r.value < v.bound;
+  v.outcome = outcome_of(violated, rule);
+  v.message = fmt::format("{} {} {} ({} x line rate {} Gb/s = {} GB/s; line rate from {}, fabric {}; {})", subject(r),
+                          violated ? "<" : ">=", format_value(v.bound), format_bound(*rule.min_line_rate_fraction),
+                          format_bound(v.line_rate_gbps), format_value(line_rate_gbytes),
+                          param_or(r, "line_rate_source", "(source not given)"), param_or(r, "fabric", "(not given)"),
+                          rule.basis);
+  return v;
+}
+
 // `fleet`: the values of the record's fleet, itself included, sorted.
 RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, const std::vector<double>& fleet) {
   RuleVerdict v = verdict_for(rule, r, check);
@@ -124,6 +149,7 @@ std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vec
       const Record& r = *matched[i];
       if (rule.min) out.push_back(absolute_verdict(rule, r, RuleCheck::Min));
       if (rule.max) out.push_back(absolute_verdict(rule, r, RuleCheck::Max));
+      if (rule.min_line_rate_fraction) out.push_back(line_rate_verdict(rule, r));
       if (!fleet_rule) continue;
       const std::vector<double>& fleet = *fleet_of[i];
       if (fleet.size() < 2) continue;  // a fleet of one has nothing to be compared with

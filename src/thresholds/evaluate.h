@@ -10,7 +10,7 @@
 
 namespace gpuaccept {
 
-// One verdict per rule, record and demand (min, max, fleet), in rule order; one
+// One verdict per rule, record and demand (min, max, line rate, fleet), in rule order; one
 // NoData verdict for a rule no record matched. Fleet checks compare a record with
 // the median of its peers (same phase, test, metric and params; other rank, node or
 // GPU); a record without peers is not compared.

@@ -1,6 +1,7 @@
 #include "thresholds/rule.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace gpuaccept {
 
@@ -18,6 +19,14 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 }  // namespace
+
+std::optional<double> line_rate_gbps_of(const Record& r) {
+  const auto it = r.params.find(kLineRateParam);
+  if (it == r.params.end()) return std::nullopt;
+  const auto v = parse_number(it->second);
+  if (!v || !std::isfinite(*v) || *v <= 0) return std::nullopt;
+  return v;
+}
 
 bool ParamFilter::matches(const Params& params) const {
   for (const auto& [key, wanted] : equal) {
@@ -37,6 +46,7 @@ bool Rule::applies_to(const Record& r) const {
   if (r.phase != phase || r.test != test) return false;
   if (!metric.empty() && r.metric != metric) return false;
   if (!r.has_value() || r.status == Status::Skip || r.status == Status::Error) return false;
+  if (min_line_rate_fraction && !line_rate_gbps_of(r)) return false;
   return where.matches(r.params);
 }
 

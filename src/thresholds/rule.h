@@ -1,6 +1,7 @@
 // A threshold rule: which records it applies to (phase, test, metric, parameter
 // filters) and what it demands of their values: an absolute bound, a bound relative
-// to the fleet median of the same measurement on the other GPUs/nodes, or both.
+// to the fleet median of the same measurement on the other GPUs/nodes, a fraction of
+// the line rate the record itself names (nccl-scaling's inter-node rows), or several.
 #pragma once
 
 #include <map>
@@ -13,6 +14,14 @@
 namespace gpuaccept {
 
 enum class Severity { Warn, Fail };
+
+// The param of a record that names the line rate, in Gb/s, its measurement can reach
+// (nccl-scaling's rows across nodes: the RDMA ports nearest to the group's GPUs on its
+// most limited node; docs/fabric.md).
+inline constexpr const char* kLineRateParam = "line_rate_gbps";
+
+// The record's line rate in Gb/s: its kLineRateParam as a positive finite number, else none.
+std::optional<double> line_rate_gbps_of(const Record& r);
 
 std::string_view to_string(Severity s);
 
@@ -41,11 +50,15 @@ struct Rule {
   // Flag a value more than this percentage below (above) the median of its peers:
   // the same phase/test/metric/params on other ranks, nodes and GPUs.
   std::optional<double> fleet_below_median_pct, fleet_above_median_pct;
+  // Demand at least this fraction of the record's line rate: bound = fraction x
+  // line_rate_gbps / 8 GB/s. A record without a line rate is not one this rule judges.
+  std::optional<double> min_line_rate_fraction;
   Severity severity = Severity::Fail;
   std::string basis;  // where min/max come from, quoted in every message
 
-  // Whether the record is one this rule judges: it matches and has a value. SKIP and
-  // ERROR records carry no measurement; their own status already speaks for them.
+  // Whether the record is one this rule judges: it matches and has a value (and, for a
+  // rule with min_line_rate_fraction, a line rate). SKIP and ERROR records carry no
+  // measurement; their own status already speaks for them.
   bool applies_to(const Record& r) const;
 };
 

@@ -17,10 +17,11 @@ namespace gpuaccept {
 enum class RuleOutcome { Pass = 0, NoData = 1, Warn = 2, Fail = 3 };
 
 // Which of a rule's demands a verdict is about.
-enum class RuleCheck { Min, Max, FleetBelow, FleetAbove, NoData };
+enum class RuleCheck { Min, Max, FleetBelow, FleetAbove, LineRate, NoData };
 
 std::string_view to_string(RuleOutcome o);  // "PASS", "NO_DATA", "WARN", "FAIL"
-std::string_view to_string(RuleCheck c);    // "min", "max", "fleet_below_median", "fleet_above_median", "no_data"
+// "min", "max", "fleet_below_median", "fleet_above_median", "min_line_rate_fraction", "no_data"
+std::string_view to_string(RuleCheck c);
 
 struct RuleVerdict {
   Rule rule;
@@ -30,6 +31,7 @@ struct RuleVerdict {
   double measured = std::numeric_limits<double>::quiet_NaN();
   double bound = std::numeric_limits<double>::quiet_NaN();         // the value the measurement was held to
   double fleet_median = std::numeric_limits<double>::quiet_NaN();  // fleet checks: the peers' median
+  double line_rate_gbps = std::numeric_limits<double>::quiet_NaN(); // line-rate checks: the record's, Gb/s
   int peers = 0;                                                   // fleet checks: how many peers
   std::string message;
 

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kFileKeys = {"description", "models", "extends", "rules"};
 const std::vector<std::string> kRuleKeys = {
     "name", "phase", "test", "metric", "where", "min", "max",
-    "fleet_below_median_pct", "fleet_above_median_pct", "severity", "basis"};
+    "fleet_below_median_pct", "fleet_above_median_pct", "min_line_rate_fraction", "severity", "basis"};
 const std::vector<std::string> kRangeKeys = {"min", "max"};
 
 std::string normalized_model(std::string_view name) {
@@ -122,14 +122,17 @@ class ThresholdFileReader {
     r.max = optional<double>(node, prefix, "max");
     r.fleet_below_median_pct = read_percentage(node, prefix, "fleet_below_median_pct");
     r.fleet_above_median_pct = read_percentage(node, prefix, "fleet_above_median_pct");
+    r.min_line_rate_fraction = read_fraction(node, prefix, "min_line_rate_fraction");
     r.severity = read_severity(node, prefix);
     r.basis = optional<std::string>(node, prefix, "basis").value_or("");
-    if (!r.min && !r.max && !r.fleet_below_median_pct && !r.fleet_above_median_pct)
+    if (!r.min && !r.max && !r.fleet_below_median_pct && !r.fleet_above_median_pct && !r.min_line_rate_fraction)
       throw config_.error_at(node, prefix,
-                             "no bound: give min, max, fleet_below_median_pct or fleet_above_median_pct");
+                             "no bound: give min, max, min_line_rate_fraction, fleet_below_median_pct or "
+                             "fleet_above_median_pct");
     // An absolute number without its source is a number nobody can defend later.
-    if ((r.min || r.max) && r.basis.empty())
-      throw config_.error_at(node, prefix + ".basis", "missing: a rule with min or max says where the number comes from");
+    if ((r.min || r.max || r.min_line_rate_fraction) && r.basis.empty())
+      throw config_.error_at(node, prefix + ".basis",
+                             "missing: a rule with min, max or min_line_rate_fraction says where the number comes from");
     return r;
   }
 
@@ -137,6 +140,14 @@ class ThresholdFileReader {
     const auto v = optional<double>(node, prefix, key);
     if (v && (*v <= 0 || *v >= 100))
       throw config_.error_at(node[key], prefix + "." + key, fmt::format("expected a percentage in (0, 100), got {}", *v));
+    return v;
+  }
+
+  // A share of the line rate: above 0, and at most the whole of it.
+  std::optional<double> read_fraction(const YAML::Node& node, const std::string& prefix, const char* key) const {
+    const auto v = optional<double>(node, prefix, key);
+    if (v && !(*v > 0 && *v <= 1))
+      throw config_.error_at(node[key], prefix + "." + key, fmt::format("expected a fraction in (0, 1], got {}", *v));
     return v;
   }
 

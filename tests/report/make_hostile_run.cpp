@@ -4,7 +4,8 @@
 // messages, file attributes (config text, paths, the node list), and a threshold file whose
 // rule names and bases are hostile too. Each string is drawn from a seeded generator mixing
 // markup with a unique marker (<hostile-17 onmouseover=...>), quotes, ampersands, control
-// characters, invalid UTF-8, CDATA and comment ends, and 10 kB runs.
+// characters, invalid UTF-8, CDATA and comment ends, and 10 kB runs. The fabric's data (issue 37:
+// ports, port counters, a transport, a busbw against its line rate, a node pair) is hostile too.
 // tests/report/hostile_strings_test.py runs the report on it and parses what it wrote.
 // Usage: gpuaccept-hostile-run DIR SEED     (writes DIR/run/*.h5 and DIR/thresholds.yaml)
 #include <cmath>
@@ -99,7 +100,16 @@ int main(int argc, char** argv) {
                                 {"cpu", {{"model", hostile()}, {"sockets", 2}, {"cores", 96}}},
                                 {"gpus", {{"driver_version", hostile()}, {"cuda_driver_version", hostile()},
                                           {"node_gpus", gpus}, {"visible", nlohmann::json::array({gpus[rank % 2]})}}},
-                                {"versions", {{"nccl", hostile()}, {"slurm", hostile()}}}};
+                                {"versions", {{"nccl", hostile()}, {"slurm", hostile()}}},
+                                // The fabric's port fields (issue 37), each from the cluster.
+                                {"infiniband", nlohmann::json::array({{{"device", hostile()}, {"port", hostile()},
+                                                                       {"state", hostile()}, {"phys_state", hostile()},
+                                                                       {"rate", hostile()}, {"rate_gbps", 400},
+                                                                       {"link_layer", hostile()}, {"pci_bus_id", hostile()},
+                                                                       {"netdevs", nlohmann::json::array({hostile()})},
+                                                                       {"nearest_gpus", nlohmann::json::array({0})},
+                                                                       {"gpu_distance", hostile()}, {"active", false}}})},
+                                {"gpudirect", {{"possible", false}, {"detail", hostile()}}}};
     discover.documents["inventory"].push_back(inv.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   for (const auto& n : nodes) discover.records.push_back(record("discover", n, -1, hostile(), "gpus", 2));
@@ -114,7 +124,6 @@ int main(int argc, char** argv) {
       bad.status = g == 0 ? Status::Fail : Status::Error;
       smoke.records.push_back(bad);
     }
-  write_result_file(dir / "smoke.h5", smoke);
 
   // A training checkpoint drill (one job), for the checkpoint part of ddp's details: its table
   // row and its bar per node.
@@ -130,7 +139,35 @@ int main(int argc, char** argv) {
     ddp.records.push_back(record("ddp", "", -1, test, "", NAN));
   const std::string job = hostile();
   for (auto& r : ddp.records) r.job_id = job;
+
+  // The fabric (issue 37, docs/fabric.md): port counters that rise on a hostile port in smoke and
+  // ddp, a transport, a busbw across nodes judged against its line rate, and a node pair.
+  const std::string port = hostile();
+  for (auto* file : {&smoke, &ddp}) {
+    const bool first = file == &smoke;
+    for (int rank = 0; rank < 4; ++rank) {
+      const nlohmann::json doc = {{"host", nodes[rank / 2]},
+                                  {"start", {{port, {{"symbol_error", first ? 1 : 5}}}}},
+                                  {"end", {{port, {{"symbol_error", 5}}}}}};
+      file->documents["port_counters"].push_back(
+          rank % 2 ? "" : doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+  }
+  write_result_file(dir / "smoke.h5", smoke);
   write_result_file(dir / "ddp.h5", ddp);
+  ResultFile nccl = file_for("nccl-scaling", nodes);
+  Record transport = record("nccl-scaling", "", -1, "nccl_transport", "", NAN);
+  transport.params = {{"scale", "inter_node"}, {"observed", hostile()}, {"hosts_socket", nodes[0] + "," + nodes[1]}};
+  transport.status = Status::Fail;
+  nccl.records.push_back(transport);
+  Record busbw = record("nccl-scaling", "", -1, "all_reduce", "busbw", 3);
+  busbw.params = {{"bytes", "268435456"}, {"scale", "inter_node"}, {"line_rate_gbps", "400"},
+                  {"line_rate_source", hostile()}, {"fabric", hostile()}, {"ranks", hostile()}};
+  nccl.records.push_back(busbw);
+  Record pair = record("nccl-scaling", "", -1, "pair_busbw", "busbw", 2);
+  pair.params = {{"scale", "node_pair"}, {"a", nodes[0]}, {"b", nodes[1]}, {"bytes", hostile()}};
+  nccl.records.push_back(pair);
+  write_result_file(dir / "nccl-scaling.h5", nccl);
 
   // A threshold file (YAML, double-quoted scalars with escapes) whose names and bases are hostile.
   const auto yaml_quote = [](const std::string& s) {
@@ -148,6 +185,8 @@ int main(int argc, char** argv) {
     << "    min: 750\n    basis: " << yaml_quote(hostile()) << "\n    severity: FAIL\n";
   t << "  - name: " << yaml_quote(hostile()) << "\n    phase: smoke\n    test: gemm\n    metric: tflops\n"
     << "    fleet_below_median_pct: 0.01\n    basis: " << yaml_quote(hostile()) << "\n    severity: WARN\n";
+  t << "  - name: " << yaml_quote(hostile()) << "\n    phase: nccl-scaling\n    test: all_reduce\n    metric: busbw\n"
+    << "    min_line_rate_fraction: 0.8\n    basis: " << yaml_quote(hostile()) << "\n    severity: FAIL\n";
   std::printf("%s (%d hostile strings)\n", dir.c_str(), g_marker);
   return 0;
 }

@@ -89,7 +89,7 @@ std::string render_html(const Report& r) {
 <header class="page-header">
 <div class="title">gpuaccept acceptance report</div>
 <div class="subtitle"><code>{run}</code> · generated {generated} · gpuaccept {version}</div>
-<nav><a href="#verdict">verdict</a><a href="#phases">phases</a><a href="#failures">what failed</a>{regress_link}{actions_link}<a href="#nodes">nodes</a><a href="#plots">plots</a><a href="#inventory">inventory</a><a href="#details">checks</a></nav>
+<nav><a href="#verdict">verdict</a><a href="#phases">phases</a><a href="#failures">what failed</a>{regress_link}{actions_link}<a href="#nodes">nodes</a><a href="#fabric">fabric</a><a href="#plots">plots</a><a href="#inventory">inventory</a><a href="#details">checks</a></nav>
 </header>
 <main>
 {verdict_section}
@@ -99,6 +99,7 @@ std::string render_html(const Report& r) {
 {node_coverage}
 {node_actions}
 {grid}
+{fabric}
 {plots}
 {inventory}
 {details}
@@ -117,7 +118,8 @@ std::string render_html(const Report& r) {
                      fmt::arg("actions_link", node_actions_section(r).empty()
                                                   ? ""
                                                   : R"(<a href="#node-actions">nodes to take out and hand back</a>)"),
-                     fmt::arg("grid", node_grid_section(r)), fmt::arg("plots", plots_section(r)),
+                     fmt::arg("grid", node_grid_section(r)), fmt::arg("fabric", fabric_section(r)),
+                     fmt::arg("plots", plots_section(r)),
                      fmt::arg("inventory", inventory_section(r)), fmt::arg("details", phase_details_section(r)),
                      fmt::arg("thresholds", html_escape(r.thresholds.file.string())),
                      fmt::arg("description", html_escape(r.thresholds_description)));

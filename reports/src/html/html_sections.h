@@ -15,6 +15,7 @@ std::string regressions_section(const Report& r);    // what got worse than the 
 std::string node_coverage_section(const Report& r);  // where the phases ran, when not all on one node set
 std::string node_actions_section(const Report& r);   // nodes to drain, to watch and to hand back, and the commands
 std::string node_grid_section(const Report& r);      // node x GPU, coloured by worst level
+std::string fabric_section(const Report& r);         // ports, counters, transports, line rate, node pairs
 std::string plots_section(const Report& r);          // NCCL, GEMM, memory, training
 std::string inventory_section(const Report& r);      // hosts, GPUs, versions; differences marked
 std::string phase_details_section(const Report& r);  // per phase: rules and every check

@@ -37,6 +37,9 @@ std::string demand_text(const RuleVerdict& v) {
     case RuleCheck::FleetAbove:
       return fmt::format("≤ {} (median {} + {}%)", format_value(v.bound), format_value(v.fleet_median),
                          format_bound(*v.rule.fleet_above_median_pct));
+    case RuleCheck::LineRate:
+      return fmt::format("≥ {} ({} × {} Gb/s)", format_value(v.bound), format_bound(*v.rule.min_line_rate_fraction),
+                         format_bound(v.line_rate_gbps));
     case RuleCheck::NoData: return "-";
   }
   return "-";
@@ -47,6 +50,7 @@ std::string demand_text(const Rule& rule) {
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
   if (rule.min) add("≥ " + format_bound(*rule.min));
   if (rule.max) add("≤ " + format_bound(*rule.max));
+  if (rule.min_line_rate_fraction) add(fmt::format("≥ {} × line rate", format_bound(*rule.min_line_rate_fraction)));
   if (rule.fleet_below_median_pct) add(fmt::format("≥ median − {}%", format_bound(*rule.fleet_below_median_pct)));
   if (rule.fleet_above_median_pct) add(fmt::format("≤ median + {}%", format_bound(*rule.fleet_above_median_pct)));
   return out;

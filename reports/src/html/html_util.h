@@ -18,9 +18,9 @@ std::string params_text(const Params& p);                          // "bytes=335
 std::string value_text(const Record& r);                           // "612.0" or "-"
 // A results file's path as shown: relative to the run directory when inside it.
 std::string display_path(const std::filesystem::path& p, const std::string& run_dir);
-// What a verdict demanded: "≥ 711", "≤ 0", "≥ 680.0 (median 800.0 − 15%)".
+// What a verdict demanded: "≥ 711", "≤ 0", "≥ 680.0 (median 800.0 − 15%)", "≥ 40.0 (0.8 × 400 Gb/s)".
 std::string demand_text(const RuleVerdict& v);
-// A rule's demands in general, for the rules table: "≥ 711", "≥ median − 10%".
+// A rule's demands in general, for the rules table: "≥ 711", "≥ median − 10%", "≥ 0.8 × line rate".
 std::string demand_text(const Rule& rule);
 
 }  // namespace gpuaccept::report

@@ -4,7 +4,9 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "model/port_counters.h"
 #include "model/report.h"
+#include "model/slowest_pair.h"
 #include "phase/phase_runner.h"
 #include "thresholds/evaluate.h"
 
@@ -55,10 +57,12 @@ PhaseSummary& summary_for(std::vector<PhaseSummary>& phases, const std::string& 
   return phases.back();
 }
 
-std::vector<PhaseSummary> summarize_phases(const LoadedRun& run, const std::vector<RuleVerdict>& verdicts) {
+// `checks`: the run's records and the report's own checks.
+std::vector<PhaseSummary> summarize_phases(const LoadedRun& run, const std::vector<Record>& checks,
+                                           const std::vector<RuleVerdict>& verdicts) {
   std::vector<PhaseSummary> phases;
   for (const auto& s : run.sources) summary_for(phases, s.phase).sources.push_back(s);
-  for (const auto& r : run.records) summary_for(phases, r.phase).checks.add(level_of(r.status));
+  for (const auto& r : checks) summary_for(phases, r.phase).checks.add(level_of(r.status));
   for (const auto& v : verdicts) {
     // A rule that found no data says nothing about a phase that did not run.
     if (v.outcome == RuleOutcome::NoData &&
@@ -88,8 +92,13 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   rep.tool_version = tool_version();
   rep.thresholds = std::move(choice);
   rep.thresholds_description = thresholds.description;
+  // The report's own checks join the phases' records: each counter that rose during the run
+  // is a FAIL in the phase it was first seen in (model/port_counters.h).
+  PortCounterJudgement counters = judge_port_counters(run);
   rep.checks = run.records;
-  rep.verdicts = evaluate(thresholds, run.records);
+  rep.checks.insert(rep.checks.end(), counters.checks.begin(), counters.checks.end());
+  rep.verdicts = evaluate(thresholds, rep.checks);
+  name_slowest_pair(rep.verdicts, rep.checks);
 
   for (const auto& r : rep.checks) rep.check_counts.add(level_of(r.status));
   for (const auto& v : rep.verdicts) {
@@ -102,8 +111,9 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   }
   LevelTally all = rep.check_counts;
   all.add(rep.rule_counts);
-  rep.verdict = all.summary();
-  rep.phases = summarize_phases(run, rep.verdicts);
+  // A counter that went down or cannot show a rise is a warning about the run, not a check.
+  rep.verdict = worst(all.summary(), counters.level() == Level::Warn ? Level::Warn : Level::Pass);
+  rep.phases = summarize_phases(run, rep.checks, rep.verdicts);
   for (const auto& p : rep.phases)
     if (p.checks.total() > 0 && p.checks.summary() == Level::Skip) {
       rep.skipped_phases.push_back(p.phase);
@@ -133,6 +143,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   std::vector<std::string> hosts;
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);
   rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
+  rep.fabric = build_fabric(run, rep.grid.nodes, rep.checks, rep.verdicts, std::move(counters));
   rep.node_actions = node_actions(rep);
   rep.good_nodes = good_nodes(rep);
   rep.headlines = headline_figures(rep.checks);

@@ -13,8 +13,11 @@ namespace gpuaccept::report {
 namespace {
 
 // A failure caused by a peer (results/record.h) is the job's: the node it was seen on is a
-// survivor of whatever stopped the peer.
-bool about_one_node(const Record& r) { return !r.node.empty() && r.rank != kJobLevel && !caused_by_peer(r); }
+// survivor of whatever stopped the peer. The fabric's checks of a node's ports are written at
+// job level but name their node (model/fabric.h): a bad port is that node's.
+bool about_one_node(const Record& r) {
+  return (!r.node.empty() && r.rank != kJobLevel && !caused_by_peer(r)) || fabric_record_names_node(r);
+}
 
 bool relative_check(RuleCheck c) { return c == RuleCheck::FleetBelow || c == RuleCheck::FleetAbove; }
 
@@ -52,6 +55,8 @@ NodeActions node_actions(const Report& report) {
     if (v.outcome == RuleOutcome::Fail && !relative_check(v.check)) e.failures.push_back(line);
     else e.concerns.push_back(line);
   }
+  // Counters that went down or cannot show a rise (model/port_counters.h): worth a look.
+  for (const auto& [node, line] : fabric_concerns(report.fabric)) by_node[node].concerns.push_back(line);
   // The report's node order (the inventory's), then nodes seen only in records.
   std::vector<std::string> order = report.grid.nodes;
   for (const auto& [node, e] : by_node)

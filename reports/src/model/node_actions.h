@@ -8,7 +8,9 @@
 // well off the median of its peers (it may be the slowest of healthy nodes), or a rule
 // WARNed. Records about the whole job (rank -1: "every node alike", a collective across
 // nodes) and about files are blamed on no node: they are listed as not attributable, and
-// the failing phase's table says what they are.
+// the failing phase's table says what they are. The fabric's checks of a node's ports
+// (fabric_ports, fabric_rate, hca_loopback, the report's port_counters: model/fabric.h) are
+// job-level records that name their node, and blame it.
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/fabric.h"
 #include "model/headline.h"
 #include "model/good_nodes.h"
 #include "model/level.h"
@@ -58,7 +59,8 @@ struct Report {
   // SKIPped: no GPU, no driver, no CUDA), whose passes are about CPUs and filesystems only.
   // Empty: the verdict may be PASS.
   std::vector<std::string> incomplete_reasons;
-  std::vector<Record> checks;        // every record of the run (plus ERRORs about files)
+  std::vector<Record> checks;        // every record of the run (plus ERRORs about files, and the
+                                     // report's own port_counters FAILs: model/port_counters.h)
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
   NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
@@ -66,6 +68,7 @@ struct Report {
   GoodNodes good_nodes;        // nodes to hand back (good-nodes.txt, resume.sh) and why the others are not
   std::vector<HeadlineFigure> headlines;  // the figures followed from run to run (history, metrics)
   InventoryTable inventory;
+  Fabric fabric;  // the fabric between nodes: ports, counters, transports, line rate, pairs
   std::optional<BaselineComparison> baseline;
   std::map<std::string, Level> rule_levels;  // worst rule outcome per record, by record_identity()
   std::map<std::string, std::vector<std::string>> rule_notes;  // messages of flagged verdicts per record

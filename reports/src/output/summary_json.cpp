@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "output/drain_files.h"
+#include "output/fabric_json.h"
 #include "slurm/slurm_api.h"
 #include "thresholds/record_label.h"
 
@@ -109,6 +110,7 @@ json summary_head(const Report& r) {
                      {"reason", r.thresholds.reason}, {"description", r.thresholds_description}};
   j["phases"] = json::array();
   for (const auto& p : r.phases) j["phases"].push_back(phase_json(p));
+  j["fabric"] = fabric_json(r.fabric);
   // The "what failed" list: flagged rule verdicts (WARN included), then failed checks.
   j["failures"] = json::array();
   for (const auto& v : r.verdicts)

@@ -36,6 +36,11 @@ std::string error_of(const std::string& text) {
   return "(no error)";
 }
 
+std::string rule_yaml(const std::string& bound_lines) {
+  return "description: t\nmodels: []\nrules:\n  - name: lr\n    phase: nccl-scaling\n    test: all_reduce\n" + bound_lines +
+         "    severity: FAIL\n";
+}
+
 }  // namespace
 
 TEST_CASE("a threshold file is read into rules with filters and bounds", "[thresholds]") {
@@ -116,4 +121,22 @@ TEST_CASE("a malformed threshold file names file, line and key", "[thresholds]")
   SECTION("not YAML at all") {
     CHECK_THAT(error_of("rules: [\n"), Catch::StartsWith("t.yaml:"));
   }
+}
+
+TEST_CASE("line rate: a threshold file reads min_line_rate_fraction and refuses a bad one", "[thresholds][line_rate]") {
+  const ThresholdSet t = ThresholdSet::parse(rule_yaml("    min_line_rate_fraction: 0.8\n    basis: \"why\"\n"), "t.yaml");
+  REQUIRE(t.rules.size() == 1);
+  CHECK(*t.rules[0].min_line_rate_fraction == 0.8);
+  CHECK_FALSE(t.rules[0].min);
+  CHECK(ThresholdSet::parse(rule_yaml("    min_line_rate_fraction: 1\n    basis: \"why\"\n"), "t.yaml")
+            .rules[0]
+            .min_line_rate_fraction == 1.0);
+  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 1.5\n    basis: \"why\"\n")),
+             Catch::Contains("t.yaml:7: key 'rules[0].min_line_rate_fraction': expected a fraction in (0, 1], got 1.5"));
+  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 0\n    basis: \"why\"\n")),
+             Catch::Contains("expected a fraction in (0, 1], got 0"));
+  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: most\n    basis: \"why\"\n")),
+             Catch::Contains("key 'rules[0].min_line_rate_fraction'"));
+  CHECK_THAT(error_of(rule_yaml("    min_line_rate_fraction: 0.8\n")),
+             Catch::Contains("key 'rules[0].basis': missing: a rule with min, max or min_line_rate_fraction"));
 }
