@@ -48,7 +48,45 @@ LineRate node_line_rate(const std::vector<int>& ranks, const std::vector<RankInf
   return out;
 }
 
+// Each rank's port: the first of its nearest ports not taken by an earlier rank of the node,
+// else (more ranks than ports) the first of them, shared. "" where it has none.
+std::vector<const NearPort*> assign_ports(const std::vector<int>& ranks, const std::vector<RankInfo>& infos) {
+  std::set<std::string> taken;
+  std::vector<const NearPort*> out;
+  for (const int r : ranks) {
+    const auto& near = infos.at(static_cast<std::size_t>(r)).links.nearest_ports;
+    auto it = std::find_if(near.begin(), near.end(), [&](const NearPort& p) { return !taken.count(p.name); });
+    if (it == near.end()) it = near.begin();
+    out.push_back(it == near.end() ? nullptr : &*it);
+    if (it != near.end()) taken.insert(it->name);
+  }
+  return out;
+}
+
 }  // namespace
+
+LineRate loopback_line_rate(const std::vector<int>& members, const std::vector<RankInfo>& infos) {
+  const auto ports = assign_ports(members, infos);
+  std::map<std::string, int> sharers;
+  for (const NearPort* p : ports)
+    if (p) ++sharers[p->name];
+  LineRate out;
+  out.source = "ports";
+  bool first = true;
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    if (!ports[i]) return {0, "none", "none", infos.at(static_cast<std::size_t>(members[i])).host, "no port"};
+    const double share = ports[i]->gbps / sharers[ports[i]->name];
+    if (first || share < out.gbps) {
+      out.gbps = share;
+      out.ports = sharers[ports[i]->name] > 1 ? fmt::format("{} shared by {} GPUs", ports[i]->name, sharers[ports[i]->name])
+                                              : ports[i]->name;
+      out.fabric = ports[i]->link_layer == "Ethernet" ? "roce" : "infiniband";
+      out.node = infos.at(static_cast<std::size_t>(members[i])).host;
+    }
+    first = false;
+  }
+  return out;
+}
 
 LineRate line_rate_of(const std::vector<int>& members, const Topology& topo, const std::vector<RankInfo>& infos,
                       bool tcp, double reference_port_gbps) {

@@ -34,4 +34,12 @@ struct LineRate {
 LineRate line_rate_of(const std::vector<int>& members, const Topology& topo, const std::vector<RankInfo>& infos,
                       bool tcp, double reference_port_gbps);
 
+// One node's GPUs all-reducing through their own HCAs, NCCL's P2P and SHM off (hca_loopback.h):
+// every hop of every ring now leaves through the sender's port and enters through the
+// receiver's, so each rank's 2(n-1)/n of the data goes out through its one port, and busbw
+// approaches the rate of the port each rank leaves through, shared where ranks share one:
+//   line rate = the lowest over the node's ranks of (its port's rate / ranks on that port)
+// (8 H100 with 8 x 400 Gb/s: 400 Gb/s, 50 GB/s; not the sum, as across nodes).
+LineRate loopback_line_rate(const std::vector<int>& members, const std::vector<RankInfo>& infos);
+
 }  // namespace gpuaccept::nccl_scaling

@@ -60,7 +60,7 @@ void Sweep::run_hca_loopback() {
       }
       std::vector<LoopbackAnswer> node_answers;
       for (const int r : g.members) node_answers.push_back(parse_loopback_answer(answers.at(static_cast<std::size_t>(r))));
-      const LineRate lr = line_rate_of(g.members, topo_, infos_, fabric_.tcp, fabric_.reference_port_gbps);
+      const LineRate lr = loopback_line_rate(g.members, infos_);
       Record r = hca_loopback_record(g.node, node_answers, pair_bytes_, lr);
       r.params["scale"] = sname;
       log_rank0("{:<5} hca_loopback on {}: {}", to_string(r.status), g.node, r.message);

@@ -165,6 +165,22 @@ TEST_CASE("line rate: distinct nearest ports per node, the lowest node; Ethernet
   CHECK(eth.fabric == "tcp");
 }
 
+TEST_CASE("loopback line rate: the port each rank leaves through, shared where ranks share one", "[fabric]") {
+  const NearPort p0{"mlx5_0/1", 400, "InfiniBand"}, p1{"mlx5_1/1", 400, "InfiniBand"}, half{"mlx5_1/1", 200, "InfiniBand"};
+  std::vector<RankInfo> infos = {rank("node1", true, true, {p0}), rank("node1", true, true, {p1})};
+  const LineRate own = loopback_line_rate({0, 1}, infos);
+  CHECK(own.gbps == 400);  // not 800: every rank's share of the ring leaves through its one port
+  CHECK(own.fabric == "infiniband");
+  infos[1].links.nearest_ports = {half};
+  CHECK(loopback_line_rate({0, 1}, infos).gbps == 200);  // the port at half rate limits the node
+  infos[1].links.nearest_ports = {p0};  // both GPUs behind one NIC
+  const LineRate shared = loopback_line_rate({0, 1}, infos);
+  CHECK(shared.gbps == 200);
+  CHECK_THAT(shared.ports, Catch::Contains("shared by 2 GPUs"));
+  infos[1].links.nearest_ports.clear();
+  CHECK(loopback_line_rate({0, 1}, infos).gbps == 0);  // a GPU with no port: nothing to judge against
+}
+
 TEST_CASE("scale budget: a slow link cuts the sweep, keeps one judged size, and says the rate", "[fabric]") {
   const IterPlan normal{5, 20, 3};
   ScaleBudget none(0, 1);

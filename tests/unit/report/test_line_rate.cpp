@@ -135,6 +135,14 @@ TEST_CASE("shipped: 8 B all_reduce latency across nodes, one bound per fabric", 
   CHECK(flagged_rules({row("all_reduce", "time", 51, "8", "inter_node", "400", "roce")}) ==
         std::vector<std::string>{"all_reduce_latency_roce FAIL"});
   CHECK(flagged_rules({row("all_reduce", "time", 49, "8", "inter_node", "400", "roce")}).empty());
+  // Beyond 16 nodes, or at `all`, RDMA's latency is only a warning, at twice the bound.
+  Record many = row("all_reduce", "time", 99, "8", "inter_node");
+  many.params["ranks"] = "64";
+  CHECK(flagged_rules({many}).empty());
+  many.value = 101;
+  CHECK(flagged_rules({many}) == std::vector<std::string>{"all_reduce_latency_infiniband_any WARN"});
+  CHECK(flagged_rules({row("all_reduce", "time", 101, "8", "all")}) ==
+        std::vector<std::string>{"all_reduce_latency_infiniband_any WARN"});
   CHECK(flagged_rules({row("all_reduce", "time", 501, "8", "inter_node", "100", "tcp")}) ==
         std::vector<std::string>{"all_reduce_latency_tcp WARN"});
   CHECK(flagged_rules({row("all_reduce", "time", 499, "8", "inter_node", "100", "tcp")}).empty());
