@@ -52,6 +52,7 @@ void Sweep::run_hca_loopback() {
   if (rank_ == 0) {
     for (const auto& g : plan.groups) {
       if (!has_rdma(g)) {
+        log_rank0("SKIP  hca_loopback on {}: no active RDMA port", g.node);
         job_record("hca_loopback", Status::Skip,
                    "no active RDMA port on this node: nothing leaves it through an HCA (fabric_ports says whether "
                    "one is missing)",
