@@ -36,7 +36,7 @@ Record record(const std::string& phase, int node, int gpu, const std::string& te
   r.phase = phase;
   r.job_id = "777";
   r.rank = node < 0 ? kJobLevel : node * g_gpus + std::max(gpu, 0);
-  r.node = node < 0 ? node_name(0) : node_name(node);
+  r.node = node < 0 ? "" : node_name(node);  // a record about the job names no node
   r.gpu_index = gpu;
   r.gpu_uuid = gpu < 0 ? "" : fmt::format("GPU-{:04d}-{}", node, gpu);
   r.test = test;
@@ -163,9 +163,7 @@ void add_checkpoint_drill(ResultFile& f, const std::string& phase) {
     f.records.push_back(node);
   }
   const auto job = [&](const char* test, const char* metric, double value, const char* unit) {
-    Record r = record(phase, -1, -1, test, metric, value, unit, {});
-    r.node.clear();
-    return r;
+    return record(phase, -1, -1, test, metric, value, unit, {});
   };
   const double ranks = g_nodes * g_gpus;
   f.records.push_back(job("checkpoint_save", "aggregate_write_bandwidth", 1.5 * ranks, "GB/s"));
