@@ -7,6 +7,7 @@ add_library(gpuaccept_report STATIC
   src/model/node_grid.cpp
   src/model/build_report.cpp
   src/model/node_actions.cpp
+  src/model/failure_groups.cpp
   src/model/headline.cpp
   src/html/html_escape.cpp
   src/html/svg.cpp

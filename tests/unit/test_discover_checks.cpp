@@ -4,6 +4,7 @@
 
 #include "discover/inventory_table.h"
 #include "discover/node_checks.h"
+#include "hw/gpu_inventory.h"
 
 using namespace gpuaccept;
 using nlohmann::json;
@@ -142,4 +143,13 @@ TEST_CASE("rank records: visible GPU count and one record per GPU", "[discover]"
   REQUIRE(none.size() == 1);
   CHECK(none[0].value == 0);
   CHECK_THAT(none[0].message, Catch::Contains("NVML"));
+}
+
+TEST_CASE("a GPU's form factor from what NVML reports", "[discover]") {
+  CHECK(gpu_form_factor("NVIDIA H100 PCIe", 0) == "PCIe");
+  CHECK(gpu_form_factor("NVIDIA H200 NVL", std::nullopt) == "NVL");
+  CHECK(gpu_form_factor("NVIDIA A100-SXM4-80GB", std::nullopt) == "SXM");
+  CHECK(gpu_form_factor("NVIDIA H100 80GB HBM3", 3) == "SXM");   // a module on an HGX baseboard
+  CHECK(gpu_form_factor("NVIDIA H100 80GB HBM3", 0) == "PCIe");  // a product without a baseboard
+  CHECK(gpu_form_factor("NVIDIA H200", std::nullopt).empty());     // NVML did not say: unknown
 }

@@ -12,6 +12,7 @@ std::string verdict_section(const Report& r);        // PASS/FAIL, counts, the t
 std::string phases_section(const Report& r);         // one row per phase
 std::string failures_section(const Report& r);       // what failed: value, bound, rule
 std::string regressions_section(const Report& r);    // what got worse than the baseline
+std::string floors_section(const Report& r);         // absolute floors that did not apply, and why ("" if none)
 std::string node_actions_section(const Report& r);   // nodes to drain and to watch, and the commands
 std::string node_grid_section(const Report& r);      // node x GPU, coloured by worst level
 std::string plots_section(const Report& r);          // NCCL, GEMM, memory, training

@@ -89,7 +89,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   rep.thresholds = std::move(choice);
   rep.thresholds_description = thresholds.description;
   rep.checks = run.records;
-  rep.verdicts = evaluate(thresholds, run.records);
+  rep.verdicts = evaluate(thresholds, run.records, inventory.gpus);
 
   for (const auto& r : rep.checks) rep.check_counts.add(level_of(r.status));
   for (const auto& v : rep.verdicts) {
@@ -125,6 +125,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   for (const auto& n : inventory.nodes) hosts.push_back(n.host);
   rep.grid = build_node_grid(hosts, rep.checks, rep.verdicts);
   rep.node_actions = node_actions(rep);
+  rep.failure_groups = group_failures(rep);
   rep.headlines = headline_figures(rep.checks);
   rep.inventory = std::move(inventory);
 

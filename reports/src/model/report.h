@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/headline.h"
+#include "model/failure_groups.h"
 #include "model/level.h"
 #include "model/node_actions.h"
 #include "model/node_grid.h"
@@ -60,6 +61,7 @@ struct Report {
   std::vector<RuleVerdict> verdicts;
   NodeGrid grid;
   NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
+  std::vector<FailureGroup> failure_groups;  // "What failed": failures that say the same thing, once each
   std::vector<HeadlineFigure> headlines;  // the figures followed from run to run (history, metrics)
   InventoryTable inventory;
   std::optional<BaselineComparison> baseline;
