@@ -9,6 +9,7 @@ add_library(gpuaccept_report STATIC
   src/model/node_actions.cpp
   src/model/node_coverage.cpp
   src/model/good_nodes.cpp
+  src/model/failure_groups.cpp
   src/model/headline.cpp
   src/model/port_counters.cpp
   src/model/slowest_pair.cpp

@@ -11,6 +11,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
   app.add_option("--grad-accum", f.grad_accum, "micro-steps per optimizer step (ddp.grad_accum)");
   app.add_option("--steps", f.steps, "optimizer steps of the training run (ddp.steps)");
   add_debug_fault_flags(app, f.debug_fault);  // tests/gpu/ranks_on_one_gpu.sh
+  app.add_option("--debug-lr-scale", f.learning_fault.lr_scale)->group("");  // tests/gpu/learning_grid.sh
 }
 
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
@@ -18,7 +19,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   c.refuse_unknown_keys("ddp", {
       "all_reduce", "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
       "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
-      "gradient_check", "learn_fraction", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
+      "gradient_check", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
       "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
       "timing_skip", "weight_decay"});
   DdpConfig d;
@@ -38,7 +39,6 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.steps = f.steps > 0 ? f.steps : c.get_positive("ddp.steps", d.steps);
   d.timing_skip = c.get_non_negative("ddp.timing_skip", d.timing_skip);
   if (d.timing_skip >= d.steps) d.timing_skip = d.steps / 2;
-  d.learn_fraction = c.get_positive("ddp.learn_fraction", d.learn_fraction);
   d.lr = c.get_positive("ddp.lr", d.lr);
   d.beta1 = c.get_non_negative("ddp.beta1", d.beta1);
   d.beta2 = c.get_non_negative("ddp.beta2", d.beta2);
@@ -75,6 +75,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.peak_tflops = c.get_non_negative("ddp.peak_tflops", d.peak_tflops);
   d.checkpoint = train::load_checkpoint_config(c, "ddp", d.steps, false);
   d.debug_fault = f.debug_fault;
+  d.learning_fault = f.learning_fault;
   return d;
 }
 

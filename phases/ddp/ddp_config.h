@@ -10,10 +10,19 @@
 
 #include "common/debug_fault.h"
 #include "train/checkpoint_config.h"
+#include "train/learning_check.h"
 #include "config/config.h"
 #include "ddp/gpt_config.h"
 
 namespace gpuaccept::ddp {
+
+// The learning check's basis (train/learning_check.h): the default schedule's loss curve on one
+// H100 (quick profile, docs/examples/h100-quick: 10.96 at step 1, a spike 9.30 -> 11.95 at step 7,
+// 1.30 at step 60) is falling beyond chance from step 12 on (z 3.36, learning-rate sum 3.9e-3);
+// 15 steps (5.7e-3, z 4.06) leave room for a spike elsewhere at another learning rate.
+inline const train::LearningBasis kLearningBasis{
+    5.7e-3, "ddp's GPT-2 124M, 15 steps of lr 6e-4 with 10 warm-up steps on one H100, trend z 4.06 (2026-11, "
+            "docs/examples/h100-quick)"};
 
 struct DdpConfig {
   // Model and batch
@@ -24,8 +33,6 @@ struct DdpConfig {
   // Training run (all GPUs): its loss curve is the learning check, its speed the figures
   int steps = 60;                   // ddp.steps
   int timing_skip = 5;              // ddp.timing_skip: first steps left out of the timing
-  double learn_fraction = 0.5;      // ddp.learn_fraction: final loss must cover this fraction
-                                    // of the gap from ln(vocab) down to the data's entropy floor
   // Optimizer: AdamW (decay on matrices and embeddings only), linear warm-up, clipping
   double lr = 6e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;  // ddp.lr ...
   int lr_warmup = 10;               // ddp.lr_warmup (steps)
@@ -65,6 +72,7 @@ struct DdpConfig {
   double step_timeout_s = 300;      // ddp.step_timeout_s: a step (or collective) that takes longer is a hang
   double peak_tflops = 0;           // ddp.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model
   DebugFault debug_fault;           // hidden flags only: a rank dies or hangs in the all-GPU run
+  train::LearningFault learning_fault;  // hidden flag only: --debug-lr-scale (train/learning_check.h)
 };
 
 // Flags for the values an operator changes most; applied over the config by load_ddp_config.
@@ -72,6 +80,7 @@ struct DdpFlags {
   std::string model;
   int micro_batch = 0, seq_len = 0, grad_accum = 0, steps = 0;
   DebugFault debug_fault;
+  train::LearningFault learning_fault;
 };
 void add_ddp_flags(CLI::App& app, DdpFlags& flags);
 

@@ -118,7 +118,7 @@ void DdpPhase::record_gpu_sharing(const std::vector<RankInfo>& ranks) {
   const GpuSharing sharing = find_gpu_sharing(ranks);
   if (!sharing.refused.empty()) log_rank0("ddp: {}", sharing.refused);
   else if (!sharing.joined.empty() && world_.rank() == 0) {
-    results_.check("gpu_sharing", Status::Fail, sharing.joined);
+    results_.job_check("gpu_sharing", Status::Fail, sharing.joined);
     log_rank0("ddp: gpu_sharing FAIL: {}", sharing.joined);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <string_view>
 
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 #include "common/log.h"
 #include "cuda/cuda_check.h"
 #include "train/gpu_peak.h"
+#include "train/learning_check.h"
 #include "train/run_records.h"
 
 namespace gpuaccept::ddp {
@@ -39,21 +41,12 @@ void RunSummary::record_training(const TrainRun& run) {
 
   const std::size_t bad = train::record_loss_curve(out, global_losses_, nonfinite);
 
-  // Learning: the mean of the last five steps against a threshold set from the data's floor.
-  const std::size_t last = std::min<std::size_t>(5, bad);
-  const double final_loss =
-      last == 0 ? NAN : std::accumulate(global_losses_.begin() + (bad - last), global_losses_.begin() + bad, 0.0) / last;
-  const double ln_v = std::log(static_cast<double>(model_.config().vocab));
-  const double floor = loss_floor_.value_or(0.0);
-  const double threshold = learning_threshold(model_.config().vocab, floor, config_.learn_fraction);
-  Record& r = out.measure("learning", "final_loss", final_loss, "nats",
-                          {{"steps", std::to_string(bad)}, {"threshold", fmt::format("{:.4f}", threshold)}});
-  r.status = std::isfinite(final_loss) && final_loss <= threshold ? Status::Pass : Status::Fail;
-  r.message = fmt::format(
-      "loss {:.4f} at step 1, {:.4f} over the last {} of {} steps; must be <= {:.4f}: ln(vocab) {:.4f} minus {} of the gap "
-      "to the {} {:.4f}",
-      global_losses_.empty() ? NAN : global_losses_[0], final_loss, last, bad, threshold, ln_v, config_.learn_fraction,
-      loss_floor_ ? "data's entropy floor" : "floor (unknown for a token file: taken as 0)", floor);
+  // Learning: did the loss fall beyond its noise over a schedule long enough to show it
+  // (train/learning_check.h)?
+  const train::LearningSchedule schedule{config_.lr, config_.lr_warmup};
+  const train::LearningJudgement learned = train::judge_learning(
+      std::span(global_losses_).first(bad), config_.steps, schedule, kLearningBasis, loss_floor_);
+  const Record& r = out.add(train::learning_record(learned, schedule, kLearningBasis));
   log_rank0("ddp: learning {}: {}", to_string(r.status), r.message);
 }
 
@@ -85,11 +78,11 @@ void RunSummary::record_scale(const TrainRun& run) {
   const double flops = static_cast<double>(training_flops_per_token(model_.config(), model_.T()));
   const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(device_.name);
   if (peak > 0) {
-    out.measure("mfu", "mfu", 100.0 * per_gpu * flops / (peak * 1e12), "%", scale).message =
+    out.job_measure("mfu", "mfu", 100.0 * per_gpu * flops / (peak * 1e12), "%", scale).message =
         fmt::format("{:.3g} training FLOPs per token x {:.0f} tokens/s per GPU / {} TFLOP/s dense bf16 peak ({})",
                     flops, per_gpu, peak, config_.peak_tflops > 0 ? "ddp.peak_tflops" : device_.name);
   } else {
-    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", device_.name), scale);
+    out.job_check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set ddp.peak_tflops", device_.name), scale);
   }
   log_rank0("ddp: {}: {:.0f} tokens/s per GPU, {:.0f} in total; step {:.1f} ms = forward {:.1f} + backward {:.1f} + "
             "exposed communication {:.1f} + optimizer {:.1f}; {:.1f} ms a step on the host's clock",
@@ -112,7 +105,7 @@ void RunSummary::record_equivalence(const TrainRun& solo) {
   std::string curve;
   for (const auto& s : solo.steps)
     curve += fmt::format("{}{:.4f}/{:.4f}", curve.empty() ? "" : " ", s.loss, global_losses_[static_cast<std::size_t>(s.step - 1)]);
-  Record& r = ctx_.results.measure("equivalence", "max_loss_diff", worst, "nats",
+  Record& r = ctx_.results.job_measure("equivalence", "max_loss_diff", worst, "nats",
                                    {{"steps", std::to_string(solo.steps.size())}});
   r.status = !solo.steps.empty() && worst <= config_.equivalence_tolerance ? Status::Pass : Status::Fail;
   r.message = fmt::format("1 GPU with every rank's batches vs {} GPUs, loss per step (1 GPU/{} GPUs): {}; largest "
@@ -135,7 +128,7 @@ void RunSummary::record_scaling() {
     // nodes (configs/thresholds/generic.yaml) apply from 2.
     const Params p{{"from", "single_gpu"}, {"to", to}, {"gpus", std::to_string(gpus_[to])},
                    {"nodes", std::to_string(all ? ctx_.world.node_count() : 1)}};
-    ctx_.results.measure("scaling", "efficiency", 100.0 * it->second / single->second, "%", p)
+    ctx_.results.job_measure("scaling", "efficiency", 100.0 * it->second / single->second, "%", p)
         .message = fmt::format("{:.0f} tokens/s per GPU at scale {} vs {:.0f} on each GPU alone{} (gradients "
                                "all-reduced in {} by {})",
                                it->second, to, single->second, slowest, config_.grad_reduce, engines_[to]);

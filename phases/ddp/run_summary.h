@@ -12,7 +12,6 @@
 #include "cuda/rank_device.h"
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
-#include "ddp/run_stats.h"
 #include "ddp/trainer.h"
 #include "phase/phase_runner.h"
 #include "train/slowest_alone.h"

@@ -221,7 +221,8 @@ void Trainer::optimizer_step(int t) {
   const NvtxRange range("optimizer");
   const std::size_t n = model_.num_params();
   optimizer_.clip(model_.grads(), n, static_cast<float>(config_.grad_clip), stream_);
-  const double lr = train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup);
+  const double lr =
+      train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup) * config_.learning_fault.lr_scale;
   for (const ParamTensor& tensor : model_.layout().tensors()) {
     const train::AdamW h{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
                          static_cast<float>(config_.eps),

@@ -24,14 +24,6 @@ std::vector<std::pair<std::string, std::vector<const json*>>> by_node(const std:
   return out;
 }
 
-Record job_record(const std::string& node, const std::string& test) {
-  Record r;
-  r.rank = kJobLevel;
-  r.node = node;
-  r.test = test;
-  return r;
-}
-
 }  // namespace
 
 std::vector<Record> check_gpus_per_node(const std::vector<json>& inventories, std::optional<int> expected_from_config) {
@@ -45,7 +37,7 @@ std::vector<Record> check_gpus_per_node(const std::vector<json>& inventories, st
       for (const auto& g : inv->at("gpus").at("visible")) visible.insert(g.value("uuid", g.value("pci_bus_id", "")));
       gres = std::max(gres, inv->at("slurm").value("gres_gpus_on_node", -1));
     }
-    Record r = job_record(host, "gpus_per_node");
+    Record r = node_record(host, "gpus_per_node");  // about this node: a FAIL drains it
     r.metric = "gpus";
     r.unit = "count";
     const std::string reason = gpus.value("reason", "");
@@ -103,7 +95,7 @@ std::vector<Record> check_nodes_alike(const std::vector<json>& inventories) {
   std::vector<Record> out;
   const auto nodes = by_node(inventories);
   for (const auto& attr : kAttributes) {
-    Record r = job_record("", "nodes_alike");
+    Record r = job_record("nodes_alike");  // about the job: the odd node is named in words only
     r.params = {{"attribute", attr.name}};
     std::map<std::string, std::vector<std::string>> hosts_by_value;
     for (const auto& [host, ranks] : nodes) hosts_by_value[attr.value(*ranks.front())].push_back(host);

@@ -16,7 +16,7 @@ namespace {
 void refuse_unknown_keys(const Config& c) {
   c.refuse_unknown_keys("fsdp_lora",
                         {"model",          "layers",          "seq_len",         "micro_batch",       "grad_accum",
-                         "steps",          "timing_skip",     "learn_fraction",  "lora",              "lr",
+                         "steps",          "timing_skip",     "lora",              "lr",
                          "beta1",          "beta2",           "eps",             "weight_decay",      "lr_warmup",
                          "grad_clip",      "recompute",       "recompute_keep", "offload",         "memory_headroom_gib", "grad_reduce",
                          "bucket_mib",     "prefetch_layers", "gather", "matmul_autotune", "seed",            "data_vocab",        "data_successors",
@@ -60,6 +60,7 @@ void add_fsdp_flags(CLI::App& app, FsdpFlags& f) {
       "recompute each layer in backward instead of storing its activations (fsdp_lora.recompute)");
   app.add_option("--offload", f.offload, "base shards on the GPU (none) or in pinned host memory (cpu) (fsdp_lora.offload)");
   add_debug_fault_flags(app, f.debug_fault);
+  app.add_option("--debug-lr-scale", f.learning_fault.lr_scale)->group("");  // tests/gpu/learning_grid.sh
 }
 
 FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
@@ -90,10 +91,6 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
   d.steps = positive_from(c, "fsdp_lora.steps", f.steps, "--steps", d.steps);
   d.timing_skip = c.get_non_negative("fsdp_lora.timing_skip", d.timing_skip);
   if (d.timing_skip >= d.steps) d.timing_skip = d.steps / 2;  // a short run still times its later half
-  d.learn_fraction = c.get_positive("fsdp_lora.learn_fraction", d.learn_fraction);
-  if (d.learn_fraction > 1)
-    throw c.error_at(c.find("fsdp_lora.learn_fraction"), "fsdp_lora.learn_fraction",
-                     fmt::format("{} is beyond the data's entropy floor; at most 1", d.learn_fraction));
 
   d.lora.rank = c.get_positive("fsdp_lora.lora.rank", d.lora.rank);
   d.lora.alpha = c.get_positive("fsdp_lora.lora.alpha", d.lora.alpha);
@@ -164,6 +161,7 @@ FsdpConfig load_fsdp_config(const Config& c, const FsdpFlags& f) {
   d.peak_tflops = c.get_non_negative("fsdp_lora.peak_tflops", d.peak_tflops);
   d.checkpoint = train::load_checkpoint_config(c, "fsdp_lora", d.steps, /*allow_include_base=*/true);
   d.debug_fault = f.debug_fault;
+  d.learning_fault = f.learning_fault;
   return d;
 }
 

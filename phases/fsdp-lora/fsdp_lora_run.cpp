@@ -222,7 +222,7 @@ void FsdpLoraPhase::run_checks() {
   }
   const GpuSharing sharing = find_gpu_sharing(ranks);
   if (!sharing.refused.empty()) log_rank0("fsdp-lora: {}", sharing.refused);
-  else if (!sharing.joined.empty() && world_.rank() == 0) results_.check("gpu_sharing", Status::Fail, sharing.joined);
+  else if (!sharing.joined.empty() && world_.rank() == 0) results_.job_check("gpu_sharing", Status::Fail, sharing.joined);
 
   // 1. Memory, before allocating anything.
   stage_ = "memory plan";

@@ -5,11 +5,6 @@
 
 namespace gpuaccept::fsdp {
 
-double learning_bound(double first_loss, double floor, double fraction) {
-  if (!(first_loss > floor)) return first_loss;
-  return first_loss - fraction * (first_loss - floor);
-}
-
 double median_after(const std::vector<double>& values, int skip) {
   if (values.empty()) return NAN;
   const std::size_t from = std::min(values.size() - 1, static_cast<std::size_t>(std::max(skip, 0)));

@@ -1,5 +1,5 @@
 // The arithmetic behind the fsdp-lora phase's records, free of CUDA so the unit tests
-// (tests/unit/fsdp_lora) check it: the learning bound, medians of per-step figures, the share
+// (tests/unit/fsdp_lora) check it: medians of per-step figures, the share
 // of the all-gather time hidden behind compute and the scaling efficiency. (The FLOP count MFU
 // divides by is qwen_config.h's training_flops_per_token.)
 #pragma once
@@ -7,12 +7,6 @@
 #include <vector>
 
 namespace gpuaccept::fsdp {
-
-// The learning check's bound (fsdp_lora.learn_fraction): the final loss must cover `fraction`
-// of the gap from the first step's loss down to the data's entropy floor:
-//   first - fraction * (first - floor).
-// A first loss already at or below the floor leaves the bound at the first loss.
-double learning_bound(double first_loss, double floor, double fraction);
 
 // The median of values[skip..], or of the last value when skip covers them all; NaN when empty.
 double median_after(const std::vector<double>& values, int skip);

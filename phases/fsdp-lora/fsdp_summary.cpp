@@ -15,6 +15,7 @@
 #include "fsdp-lora/equivalence.h"
 #include "fsdp-lora/fsdp_stats.h"
 #include "train/gpu_peak.h"
+#include "train/learning_check.h"
 #include "train/run_records.h"
 
 namespace gpuaccept::fsdp {
@@ -49,23 +50,12 @@ void FsdpSummary::record_training(const FsdpRun& run) {
 
   const std::size_t bad = train::record_loss_curve(out, losses, nonfinite);
 
-  // Learning: the mean of the last steps (a quarter of the run, 1 to 5) against the bound the
-  // first step's loss and the data's entropy floor set.
-  const std::size_t last = std::min<std::size_t>({5, std::max<std::size_t>(1, bad / 4), bad});
-  const double final_loss =
-      last == 0 ? NAN : std::accumulate(losses.begin() + static_cast<std::ptrdiff_t>(bad - last),
-                                        losses.begin() + static_cast<std::ptrdiff_t>(bad), 0.0) / static_cast<double>(last);
-  const double first = losses.empty() ? NAN : losses[0];
-  const double floor = loss_floor_.value_or(0.0);
-  const double bound = learning_bound(first, floor, config_.learn_fraction);
-  Record& r = out.measure("learning", "final_loss", final_loss, "nats",
-                          {{"steps", std::to_string(bad)}, {"threshold", fmt::format("{:.4f}", bound)}});
-  r.status = std::isfinite(final_loss) && bad >= 2 && final_loss <= bound ? Status::Pass : Status::Fail;
-  r.message = fmt::format(
-      "loss {:.4f} at step 1, {:.4f} over the last {} of {} steps; must be <= {:.4f}: {} of the way from step 1's loss "
-      "down to the {} {:.4f}",
-      first, final_loss, last, bad, bound, config_.learn_fraction,
-      loss_floor_ ? "data's entropy floor" : "floor (unknown for a token file: taken as 0)", floor);
+  // Learning: did the loss fall beyond chance over a schedule long enough to show it
+  // (train/learning_check.h)?
+  const train::LearningSchedule schedule{config_.lr, config_.lr_warmup};
+  const train::LearningJudgement learned =
+      train::judge_learning(std::span(losses).first(bad), config_.steps, schedule, kLearningBasis, loss_floor_);
+  const Record& r = out.add(train::learning_record(learned, schedule, kLearningBasis));
   log_rank0("fsdp-lora: learning {}: {}", to_string(r.status), r.message);
 }
 
@@ -138,18 +128,18 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   p["anchor_flops_per_token"] = fmt::format("{:.6g}", anchor);
   p["flop_formula"] = training_flops_formula(config_.recompute, config_.recompute_keep);
   const double tflops = per_gpu * flops / 1e12;
-  out.measure("mfu", "tflops_per_gpu", tflops, "TFLOP/s", p).message =
+  out.job_measure("mfu", "tflops_per_gpu", tflops, "TFLOP/s", p).message =
       fmt::format("hardware TFLOP/s per GPU: {:.4g} FLOPs per token x {:.0f} tokens/s per GPU (anchor's count: {:.4g} "
                   "TFLOP/s)",
                   flops, per_gpu, per_gpu * anchor / 1e12);
   const double peak = config_.peak_tflops > 0 ? config_.peak_tflops : train::bf16_peak_tflops(device_.name);
   if (peak > 0) {
     p["peak_tflops"] = fmt::format("{}", peak);
-    out.measure("mfu", "mfu", 100.0 * tflops / peak, "%", p).message =
+    out.job_measure("mfu", "mfu", 100.0 * tflops / peak, "%", p).message =
         fmt::format("{:.4g} TFLOP/s per GPU / {} TFLOP/s dense bf16 peak ({})", tflops, peak,
                     config_.peak_tflops > 0 ? "fsdp_lora.peak_tflops" : device_.name);
   } else {
-    out.check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set fsdp_lora.peak_tflops", device_.name), p);
+    out.job_check("mfu", Status::Skip, fmt::format("no bf16 peak known for '{}': set fsdp_lora.peak_tflops", device_.name), p);
   }
   log_rank0("fsdp-lora: {}: {:.0f} tokens/s per GPU, {:.0f} in total, {:.1f} TFLOP/s per GPU; step {:.1f} ms = forward "
             "{:.1f} + backward {:.1f} + exposed all-reduce {:.1f} + optimizer {:.1f}; all-gathers {:.1f} ms a step, "
@@ -176,7 +166,7 @@ void FsdpSummary::record_scaling() {
     const bool all = std::string_view(to) == "all";
     // `nodes`: across how many nodes this scale ran (the report's floors across nodes apply from 2).
     p["nodes"] = std::to_string(all ? ctx_.world.node_count() : 1);
-    Record& r = ctx_.results.measure("scaling", "efficiency", eff, "%", p);
+    Record& r = ctx_.results.job_measure("scaling", "efficiency", eff, "%", p);
     const std::string slowest = all ? train::slowest_alone_note(slowest_alone_, ctx_.world, it->second) : "";
     r.message = fmt::format("{:.0f} tokens/s per GPU at scale {} ({} GPUs, the base sharded over them) vs {:.0f} on "
                             "each GPU alone (the whole base on it, no gathers){}; issue 16's target: >= 95%",
@@ -205,7 +195,7 @@ void FsdpSummary::record_equivalence(const FsdpRun& solo, const LoraSnapshot& re
   p["steps"] = std::to_string(steps);
   p["ranks"] = std::to_string(W);
   p["grad_accum"] = std::to_string(config_.grad_accum);
-  Record& loss = out.measure("equivalence", "max_loss_diff", c.worst, "nats", p);
+  Record& loss = out.job_measure("equivalence", "max_loss_diff", c.worst, "nats", p);
   const bool all_steps = c.compared == steps;
   loss.status = all_steps && c.worst <= config_.equivalence_tolerance ? Status::Pass : Status::Fail;
   loss.message = fmt::format(
@@ -224,14 +214,14 @@ void FsdpSummary::record_equivalence(const FsdpRun& solo, const LoraSnapshot& re
   const double update_err = have ? relative_l2_of_updates(replay.lora, sharded.lora, init) : NAN;
   const std::string missing = fmt::format("no LoRA state after step {}: the {} run stopped before it", steps,
                                           replay.step != steps ? "single-GPU" : "all-GPU");
-  Record& g = out.measure("equivalence", "lora_grad_rel_err", grad_err, "", p);
+  Record& g = out.job_measure("equivalence", "lora_grad_rel_err", grad_err, "", p);
   g.status = have && grad_err <= config_.grad_tolerance ? Status::Pass : Status::Fail;
   g.message = have ? fmt::format("step 1's LoRA gradients (the mean over all ranks' micro-batches, before clipping; "
                                  "both sides from the same initial weights), 1 GPU vs {} GPUs: relative L2 error {:.2e} "
                                  "(tolerance {}, fsdp_lora.grad_tolerance: the gradient check's bf16 tolerance)",
                                  W, grad_err, config_.grad_tolerance)
                    : missing;
-  Record& w = out.measure("equivalence", "lora_weight_rel_err", weight_err, "", p);
+  Record& w = out.job_measure("equivalence", "lora_weight_rel_err", weight_err, "", p);
   w.status = have && weight_err <= kEquivalenceWeightTolerance ? Status::Pass : Status::Fail;
   w.message = have ? fmt::format("fp32 LoRA weights after step {}, 1 GPU vs {} GPUs: relative L2 error {:.2e} "
                                  "(tolerance {}, equivalence.h says why); of the updates since the initial values: {:.2e} "

@@ -250,7 +250,8 @@ FsdpStepRecord FsdpTrainer::step(const FsdpTrainSpec& spec, int step_index) {
 void FsdpTrainer::optimizer_step(const FsdpTrainSpec& spec, int t, const WaitContext& ctx) {
   NvtxRange range("optimizer");
   const std::size_t n = model_.lora_layout().total();
-  const train::AdamW h{static_cast<float>(train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup)),
+  const train::AdamW h{static_cast<float>(train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup) *
+                                          config_.learning_fault.lr_scale),
                        static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
                        static_cast<float>(config_.eps), static_cast<float>(config_.weight_decay), t};
   const int ranks = spec.comm ? static_cast<int>(spec.comm_ranks.size()) : 1;

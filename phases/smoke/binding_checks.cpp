@@ -13,14 +13,6 @@ namespace gpuaccept::smoke {
 
 namespace {
 
-Record node_record(const std::string& node, const std::string& test) {
-  Record r;
-  r.rank = kJobLevel;
-  r.node = node;
-  r.test = test;
-  return r;
-}
-
 // Ranks grouped by host, hosts in order of their lowest rank.
 std::vector<std::pair<std::string, std::vector<const RankFacts*>>> by_host(const std::vector<RankFacts>& all) {
   std::vector<std::pair<std::string, std::vector<const RankFacts*>>> out;

@@ -12,14 +12,6 @@ namespace gpuaccept::smoke {
 
 namespace {
 
-Record job_record(const std::string& test, const std::string& node = "") {
-  Record r;
-  r.rank = kJobLevel;
-  r.node = node;
-  r.test = test;
-  return r;
-}
-
 Record skipped(const std::string& test, const std::string& why) {
   Record r = job_record(test);
   r.status = Status::Skip;
@@ -39,7 +31,7 @@ std::vector<const RankFacts*> first_rank_per_node(const std::vector<RankFacts>& 
 }  // namespace
 
 Record evaluate_node_state(const SlurmNode& node) {
-  Record r = job_record("slurm_nodes", node.name);
+  Record r = node_record(node.name, "slurm_nodes");
   const std::string problem = node_state_problem(node.state);
   r.params = {{"state", node_state_name(node.state)}};
   if (problem.empty()) {
@@ -68,7 +60,7 @@ Record evaluate_partition(const std::string& name, const std::optional<SlurmPart
 }
 
 Record evaluate_gres(const std::string& node, const std::string& gres, int nvml_gpus, const std::string& nvml_reason) {
-  Record r = job_record("slurm_gres", node);
+  Record r = node_record(node, "slurm_gres");
   r.metric = "gpus";
   r.unit = "count";
   r.value = nvml_gpus;

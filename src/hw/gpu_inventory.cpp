@@ -12,6 +12,14 @@ namespace gpuaccept {
 
 std::string format_cuda_version(int v) { return v > 0 ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : ""; }
 
+std::string gpu_form_factor(const std::string& name, std::optional<unsigned> module_id) {
+  if (name.find("PCIe") != std::string::npos) return "PCIe";
+  if (name.find(" NVL") != std::string::npos) return "NVL";
+  if (name.find("SXM") != std::string::npos) return "SXM";
+  if (!module_id) return "";
+  return *module_id > 0 ? "SXM" : "PCIe";
+}
+
 namespace {
 
 GpuInfo describe(const Nvml& nvml, Nvml::Device d) {
@@ -24,6 +32,10 @@ GpuInfo describe(const Nvml& nvml, Nvml::Device d) {
   g.mig_enabled = nvml.mig_enabled(d);
   g.ecc_enabled = nvml.ecc_enabled(d);
   g.numa_node = nvml.numa_node(d);
+  if (auto mw = nvml.power_limit_mw(d)) g.power_limit_w = *mw / 1000.0;
+  if (auto mw = nvml.default_power_limit_mw(d)) g.default_power_limit_w = *mw / 1000.0;
+  g.module_id = nvml.module_id(d);
+  g.form_factor = gpu_form_factor(g.name, g.module_id);
   const auto states = nvml.nvlink_states(d);
   for (unsigned link = 0; link < states.size(); ++link) {
     if (!states[link]) continue;
@@ -122,7 +134,9 @@ void to_json(nlohmann::json& j, const GpuInfo& g) {
        {"uuid", g.uuid},             {"pci_bus_id", g.pci_bus_id}, {"memory_bytes", g.memory_bytes},
        {"compute_capability", g.compute_capability}, {"mig_enabled", opt(g.mig_enabled)},
        {"ecc_enabled", opt(g.ecc_enabled)},          {"numa_node", opt(g.numa_node)},
-       {"nvlinks", links}};
+       {"nvlinks", links},                           {"power_limit_w", opt(g.power_limit_w)},
+       {"default_power_limit_w", opt(g.default_power_limit_w)}, {"module_id", opt(g.module_id)},
+       {"form_factor", g.form_factor}};
 }
 
 void to_json(nlohmann::json& j, const GpuInventory& g) {

@@ -30,7 +30,17 @@ struct GpuInfo {
   std::optional<bool> mig_enabled, ecc_enabled;
   std::optional<unsigned> numa_node;
   std::vector<NvLink> nvlinks;
+  // What a threshold file's absolute floors assume of a GPU (configs/thresholds, `gpu:`):
+  std::optional<double> power_limit_w;          // in force (an operator may cap it below the default)
+  std::optional<double> default_power_limit_w;  // the board's (700 W for an H100 or H200 SXM)
+  std::optional<unsigned> module_id;            // NVML's baseboard module: 1-8 SXM, 0 a card
+  std::string form_factor;                      // gpu_form_factor(name, module_id)
 };
+
+// "SXM", "PCIe" or "NVL" from what NVML reports, "" when it cannot tell: the name when it says
+// ("NVIDIA H100 PCIe", "NVIDIA H200 NVL", "NVIDIA A100-SXM4-80GB"), else the module id (a
+// module on a baseboard is SXM; 0, a product without a baseboard, is a PCIe card).
+std::string gpu_form_factor(const std::string& name, std::optional<unsigned> module_id);
 
 struct GpuInventory {
   std::string reason;  // non-empty when no GPU could be described, e.g. "NVML not loadable: ..."

@@ -126,6 +126,24 @@ std::optional<bool> Nvml::ecc_enabled(Device d) const {
   return std::nullopt;
 }
 
+std::optional<unsigned> Nvml::power_limit_mw(Device d) const {
+  unsigned mw = 0;
+  if (call(*this, "nvmlDeviceGetEnforcedPowerLimit", d, &mw) == NVML_SUCCESS) return mw;
+  return std::nullopt;
+}
+
+std::optional<unsigned> Nvml::default_power_limit_mw(Device d) const {
+  unsigned mw = 0;
+  if (call(*this, "nvmlDeviceGetPowerManagementDefaultLimit", d, &mw) == NVML_SUCCESS) return mw;
+  return std::nullopt;
+}
+
+std::optional<unsigned> Nvml::module_id(Device d) const {
+  unsigned id = 0;
+  if (call(*this, "nvmlDeviceGetModuleId", d, &id) == NVML_SUCCESS) return id;
+  return std::nullopt;
+}
+
 std::optional<unsigned> Nvml::numa_node(Device d) const {
   unsigned node = 0;
   if (call(*this, "nvmlDeviceGetNumaNodeId", d, &node) == NVML_SUCCESS) return node;

@@ -39,6 +39,13 @@ class Nvml {
   std::optional<bool> mig_enabled(Device d) const;
   std::optional<bool> ecc_enabled(Device d) const;
   std::optional<unsigned> numa_node(Device d) const;  // from sysfs when NVML lacks it
+  // The power limit in force (nvmlDeviceGetEnforcedPowerLimit) and the board's default
+  // (nvmlDeviceGetPowerManagementDefaultLimit), in milliwatts.
+  std::optional<unsigned> power_limit_mw(Device d) const;
+  std::optional<unsigned> default_power_limit_mw(Device d) const;
+  // The GPU's module on its baseboard (nvmlDeviceGetModuleId, driver 535+): 1-8 on an HGX
+  // baseboard (SXM), 0 for a product without one (a PCIe card).
+  std::optional<unsigned> module_id(Device d) const;
   // Per link 0..17: active or not; nullopt where the link does not exist.
   std::vector<std::optional<bool>> nvlink_states(Device d) const;
   // The PCI bus id at the far end of an active link.

@@ -129,11 +129,7 @@ std::optional<unsigned> NvmlHealth::power_mw(Device d) const {
   return std::nullopt;
 }
 
-std::optional<unsigned> NvmlHealth::power_limit_mw(Device d) const {
-  unsigned p = 0;
-  if (ok("nvmlDeviceGetEnforcedPowerLimit", d, &p)) return p;
-  return std::nullopt;
-}
+std::optional<unsigned> NvmlHealth::power_limit_mw(Device d) const { return nvml_.power_limit_mw(d); }
 
 std::optional<unsigned> NvmlHealth::clock_mhz(Device d, int clock_type) const {
   unsigned c = 0;

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,15 +88,31 @@ class Child {
 void default_fatal_signals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE, SIGTERM}) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE, SIGTERM, SIGXCPU}) {
     ::signal(sig, SIG_DFL);
     sigaddset(&set, sig);
   }
   ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-[[noreturn]] void child_main(const std::function<int(int)>& body, int fd) {
+// In the child: it must not outlive the process that waits for it, nor spin without bound
+// while that process cannot act (stopped, or killed by Slurm's time limit, scancel or Ctrl-C
+// while libhdf5 loops on a damaged file: issue 39). PR_SET_PDEATHSIG kills the child when the
+// thread that forked it ends; run_in_child waits on that same thread until the child is
+// reaped, so that is when the process ends. RLIMIT_CPU caps its CPU time a little above the
+// parent's wall-clock limit (SIGXCPU, then SIGKILL a second later), which a CPU-bound loop
+// reaches only when the parent has not killed it at that limit.
+void bind_to_parent(pid_t parent, std::chrono::milliseconds limit) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(kChildBodyThrew);  // parent gone already
+  const rlim_t cpu_s = static_cast<rlim_t>(std::chrono::ceil<std::chrono::seconds>(limit).count()) + kCpuCapMarginSeconds;
+  const rlimit cpu{cpu_s, cpu_s + 1};
+  ::setrlimit(RLIMIT_CPU, &cpu);
+}
+
+[[noreturn]] void child_main(const std::function<int(int)>& body, int fd, pid_t parent,
+                             std::chrono::milliseconds limit) {
   default_fatal_signals();
+  bind_to_parent(parent, limit);
   int rc = kChildBodyThrew;
   try {
     rc = body(fd);
@@ -138,11 +156,12 @@ ChildResult run_in_child(const std::function<int(int fd)>& body, std::chrono::mi
   const auto start = Clock::now();
   const auto deadline = start + limit;
   Pipe pipe = make_pipe();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) raise_call_error("libc", "fork", errno_text());
   if (pid == 0) {
     pipe.read.reset();
-    child_main(body, pipe.write.get());
+    child_main(body, pipe.write.get(), parent, limit);
   }
   Child child(pid);
   pipe.write.reset();  // else the parent's own copy would keep end-of-file from coming

@@ -14,6 +14,18 @@ bool caused_by_peer(const Record& r) {
   return it != r.params.end() && it->second == kCausePeer;
 }
 
+bool blames_node(const Record& r) { return !r.node.empty() && !caused_by_peer(r); }
+
+Record node_record(std::string node, std::string test) {
+  Record r;
+  r.rank = kJobLevel;
+  r.node = std::move(node);
+  r.test = std::move(test);
+  return r;
+}
+
+Record job_record(std::string test) { return node_record("", std::move(test)); }
+
 std::string_view to_string(Status s) {
   switch (s) {
     case Status::Pass: return "PASS";

@@ -56,6 +56,19 @@ struct Record {
 
 bool caused_by_peer(const Record& r);  // params["cause"] == "peer" (kCauseParam)
 
+// Whom a record is about (docs/results-format.md, "Whom a record is about"): a record with a
+// node name is about that node, whichever rank wrote it (its own rank, or rank 0 judging every
+// rank's facts: rank kJobLevel); a record without one is about the whole job (nodes not alike,
+// a collective across nodes, the loss curve of all GPUs) and names no node. So a FAIL or ERROR
+// with a node drains that node (the report's node actions), unless a peer caused it.
+bool blames_node(const Record& r);  // !node.empty() && !caused_by_peer(r)
+
+// A check about one node as a whole, judged by rank 0 from every rank's facts (GPUs per node,
+// a node's binding, its Slurm state): rank kJobLevel, `node` set.
+Record node_record(std::string node, std::string test);
+// A check about the whole job, naming no node: rank kJobLevel, `node` "".
+Record job_record(std::string test);
+
 // Parameters as a JSON object text, the form they take in the HDF5 file.
 std::string encode_params(const Params& p);
 Params decode_params(std::string_view json_text);

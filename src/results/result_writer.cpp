@@ -49,24 +49,48 @@ Record& ResultWriter::add(Record r) {
   return records_.back();
 }
 
-Record& ResultWriter::check(const std::string& test, Status status, const std::string& message, Params params) {
+namespace {
+
+// A check or a measurement on `base` (a rank's record to be stamped by add(), or a job's).
+Record checked(Record base, Status status, const std::string& message, Params params) {
+  base.status = status;
+  base.message = message;
+  base.params = std::move(params);
+  return base;
+}
+
+Record measured(Record base, const std::string& metric, double value, const std::string& unit, Params params) {
+  base.metric = metric;
+  base.value = value;
+  base.unit = unit;
+  base.params = std::move(params);
+  return base;
+}
+
+Record rank_record(const std::string& test) {
   Record r;
   r.test = test;
-  r.status = status;
-  r.message = message;
-  r.params = std::move(params);
-  return add(std::move(r));
+  return r;
+}
+
+}  // namespace
+
+Record& ResultWriter::check(const std::string& test, Status status, const std::string& message, Params params) {
+  return add(checked(rank_record(test), status, message, std::move(params)));
 }
 
 Record& ResultWriter::measure(const std::string& test, const std::string& metric, double value,
                               const std::string& unit, Params params) {
-  Record r;
-  r.test = test;
-  r.metric = metric;
-  r.value = value;
-  r.unit = unit;
-  r.params = std::move(params);
-  return add(std::move(r));
+  return add(measured(rank_record(test), metric, value, unit, std::move(params)));
+}
+
+Record& ResultWriter::job_check(const std::string& test, Status status, const std::string& message, Params params) {
+  return add(checked(job_record(test), status, message, std::move(params)));
+}
+
+Record& ResultWriter::job_measure(const std::string& test, const std::string& metric, double value,
+                                  const std::string& unit, Params params) {
+  return add(measured(job_record(test), metric, value, unit, std::move(params)));
 }
 
 void ResultWriter::set_document(const std::string& name, std::string json_text) {

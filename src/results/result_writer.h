@@ -33,6 +33,12 @@ class ResultWriter {
   // A measurement, PASS unless the caller changes its status.
   Record& measure(const std::string& test, const std::string& metric, double value, const std::string& unit,
                   Params params = {});
+  // The same about the whole job (rank kJobLevel, no node; results/record.h blames_node):
+  // what rank 0 concludes from every rank's figures (the loss curve of all GPUs, learning,
+  // replicas, scaling). Written by one rank, it blames no node, the writer's included.
+  Record& job_check(const std::string& test, Status status, const std::string& message, Params params = {});
+  Record& job_measure(const std::string& test, const std::string& metric, double value, const std::string& unit,
+                      Params params = {});
   // A rank's JSON document under `name` (e.g. its inventory); one per rank.
   void set_document(const std::string& name, std::string json_text);
 

@@ -14,6 +14,7 @@ namespace gpuaccept {
 std::string_view to_string(RuleOutcome o) {
   switch (o) {
     case RuleOutcome::Pass: return "PASS";
+    case RuleOutcome::NotApplied: return "NOT_APPLIED";
     case RuleOutcome::NoData: return "NO_DATA";
     case RuleOutcome::Warn: return "WARN";
     case RuleOutcome::Fail: return "FAIL";
@@ -67,14 +68,34 @@ RuleVerdict verdict_for(const Rule& rule, const Record& r, RuleCheck check) {
   return v;
 }
 
-RuleVerdict absolute_verdict(const Rule& rule, const Record& r, RuleCheck check) {
+// Why the floor does not hold for the record's GPUs ("" when it does).
+std::string floor_not_applied(const Rule& rule, const Record& r, const GpuFactsIndex& gpus) {
+  if (!rule.assumes) return {};
+  const auto mine = gpus.of(r);
+  if (mine.empty()) return "discover's inventory has no NVML facts for its GPUs";
+  for (const GpuFacts* g : mine)
+    if (std::string why = rule.assumes->unmet_by(*g); !why.empty()) return why;
+  return {};
+}
+
+RuleVerdict absolute_verdict(const Rule& rule, const Record& r, RuleCheck check, const GpuFactsIndex& gpus) {
   RuleVerdict v = verdict_for(rule, r, check);
   const bool is_min = check == RuleCheck::Min;
   v.bound = is_min ? *rule.min : *rule.max;
+  const std::string assumes = rule.assumes ? "; for " + rule.assumes->describe() : "";
+  if (is_min) {
+    if (const std::string why = floor_not_applied(rule, r, gpus); !why.empty()) {
+      v.outcome = RuleOutcome::NotApplied;
+      v.not_applied_because = why;
+      v.message = fmt::format("{}: floor {} not applied: {} ({}{}); the fleet rules judge it", subject(r),
+                              format_bound(v.bound), why, rule.basis, assumes);
+      return v;
+    }
+  }
   const bool violated = is_min ? r.value < v.bound : r.value > v.bound;
   v.outcome = outcome_of(violated, rule);
   const char* op = is_min ? (violated ? "<" : ">=") : (violated ? ">" : "<=");
-  v.message = fmt::format("{} {} {} ({})", subject(r), op, format_bound(v.bound), rule.basis);
+  v.message = fmt::format("{} {} {} ({}{})", subject(r), op, format_bound(v.bound), rule.basis, is_min ? assumes : "");
   return v;
 }
 
@@ -121,7 +142,8 @@ RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, co
 
 }  // namespace
 
-std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vector<Record>& records) {
+std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vector<Record>& records,
+                                  const GpuFactsIndex& gpus) {
   std::vector<RuleVerdict> out;
   for (const Rule& rule : thresholds.rules) {
     std::vector<const Record*> matched;
@@ -147,8 +169,8 @@ std::vector<RuleVerdict> evaluate(const ThresholdSet& thresholds, const std::vec
     }
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const Record& r = *matched[i];
-      if (rule.min) out.push_back(absolute_verdict(rule, r, RuleCheck::Min));
-      if (rule.max) out.push_back(absolute_verdict(rule, r, RuleCheck::Max));
+      if (rule.min) out.push_back(absolute_verdict(rule, r, RuleCheck::Min, gpus));
+      if (rule.max) out.push_back(absolute_verdict(rule, r, RuleCheck::Max, gpus));
       if (rule.min_line_rate_fraction) out.push_back(line_rate_verdict(rule, r));
       if (!fleet_rule) continue;
       const std::vector<double>& fleet = *fleet_of[i];

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "results/record.h"
+#include "thresholds/gpu_facts.h"
 
 namespace gpuaccept {
 
@@ -55,6 +57,10 @@ struct Rule {
   std::optional<double> min_line_rate_fraction;
   Severity severity = Severity::Fail;
   std::string basis;  // where min/max come from, quoted in every message
+  // A floor (min) of a model's file: the GPU it was measured on (the file's `gpu:`). The floor
+  // judges only records whose GPUs NVML reported as that GPU (thresholds/gpu_facts.h). Shared:
+  // every verdict holds a copy of its rule, and 8,192 GPUs make hundreds of thousands.
+  std::shared_ptr<const GpuAssumption> assumes;
 
   // Whether the record is one this rule judges: it matches and has a value (and, for a
   // rule with min_line_rate_fraction, a line rate). SKIP and ERROR records carry no

@@ -13,13 +13,15 @@
 
 namespace gpuaccept {
 
-// Ordered by severity, like Status.
-enum class RuleOutcome { Pass = 0, NoData = 1, Warn = 2, Fail = 3 };
+// Ordered by severity, like Status. NotApplied: a floor that does not hold for this record's
+// GPU (another SKU, form factor or power limit than it assumes, or one NVML did not report:
+// thresholds/gpu_facts.h); the verdict's message says why.
+enum class RuleOutcome { Pass = 0, NotApplied = 1, NoData = 2, Warn = 3, Fail = 4 };
 
 // Which of a rule's demands a verdict is about.
 enum class RuleCheck { Min, Max, FleetBelow, FleetAbove, LineRate, NoData };
 
-std::string_view to_string(RuleOutcome o);  // "PASS", "NO_DATA", "WARN", "FAIL"
+std::string_view to_string(RuleOutcome o);  // "PASS", "NOT_APPLIED", "NO_DATA", "WARN", "FAIL"
 // "min", "max", "fleet_below_median", "fleet_above_median", "min_line_rate_fraction", "no_data"
 std::string_view to_string(RuleCheck c);
 
@@ -34,6 +36,7 @@ struct RuleVerdict {
   double line_rate_gbps = std::numeric_limits<double>::quiet_NaN(); // line-rate checks: the record's, Gb/s
   int peers = 0;                                                   // fleet checks: how many peers
   std::string message;
+  std::string not_applied_because;  // NotApplied: why the floor does not hold for this record's GPUs
 
   bool flagged() const { return outcome == RuleOutcome::Warn || outcome == RuleOutcome::Fail; }
 };

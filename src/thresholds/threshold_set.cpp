@@ -13,20 +13,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kFileKeys = {"description", "models", "extends", "rules"};
+const std::vector<std::string> kFileKeys = {"description", "models", "gpu", "extends", "rules"};
+const std::vector<std::string> kGpuKeys = {"sku", "form_factor", "power_limit_w"};
 const std::vector<std::string> kRuleKeys = {
     "name", "phase", "test", "metric", "where", "min", "max",
     "fleet_below_median_pct", "fleet_above_median_pct", "min_line_rate_fraction", "severity", "basis"};
 const std::vector<std::string> kRangeKeys = {"min", "max"};
-
-std::string normalized_model(std::string_view name) {
-  const auto first = name.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  name = name.substr(first, name.find_last_not_of(" \t") - first + 1);
-  std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // Walks one threshold file's YAML through Config, which phrases every error as
 // "<file>:<line>: key '<key>': <what>".
@@ -44,12 +36,21 @@ class ThresholdFileReader {
     if (const auto extends = config_.get_optional<std::string>("extends")) set.rules = base_rules(*extends);
     set.description = config_.get<std::string>("description", "");
     set.models = config_.get<std::vector<std::string>>("models", {});
+    set.gpu = read_gpu(set.models);
     const YAML::Node rules = config_.find("rules");
     if (!rules.IsDefined() || rules.IsNull()) throw config_.error_at(root, "rules", "missing: a list of rules");
     if (!rules.IsSequence()) throw config_.error_at(rules, "rules", "expected a list of rules");
     for (std::size_t i = 0; i < rules.size(); ++i) {
       const std::string prefix = fmt::format("rules[{}]", i);
       Rule rule = read_rule(rules[i], prefix);
+      // A model's floor holds only on the GPU it was measured on: the file must say which.
+      if (rule.min && !set.models.empty()) {
+        if (!set.gpu)
+          throw config_.error_at(rules[i], prefix + ".min",
+                                 "a floor in a model's file needs the file's `gpu:` (sku, form_factor, power_limit_w): "
+                                 "the GPU it was measured on, to which alone it applies");
+        rule.assumes = set.gpu;
+      }
       for (const auto& earlier : set.rules)
         if (earlier.name == rule.name)
           throw config_.error_at(rules[i]["name"], prefix + ".name",
@@ -84,6 +85,27 @@ class ThresholdFileReader {
     if (std::find(chain_.begin(), chain_.end(), fs::weakly_canonical(base)) != chain_.end())
       throw config_.error_at(n, "extends", fmt::format("{} extends itself through this file", base.string()));
     return load(base, chain_).rules;
+  }
+
+  // `gpu:`, required with its three keys where present.
+  std::shared_ptr<const GpuAssumption> read_gpu(const std::vector<std::string>& models) const {
+    const YAML::Node n = config_.find("gpu");
+    if (!n.IsDefined() || n.IsNull()) return nullptr;
+    if (!n.IsMap()) throw config_.error_at(n, "gpu", "expected a mapping with sku, form_factor and power_limit_w");
+    require_known_keys(n, "gpu", kGpuKeys);
+    if (models.empty()) throw config_.error_at(n, "gpu", "a file without `models:` is for no GPU in particular");
+    GpuAssumption a;
+    a.models = models;
+    a.sku = optional<std::string>(n, "gpu", "sku").value_or("");
+    if (a.sku.empty()) throw config_.error_at(n, "gpu.sku", "missing: the SKU the floors were measured on, in words");
+    a.form_factor = optional<std::string>(n, "gpu", "form_factor").value_or("");
+    if (a.form_factor != "SXM" && a.form_factor != "PCIe" && a.form_factor != "NVL")
+      throw config_.error_at(n, "gpu.form_factor", fmt::format("expected SXM, PCIe or NVL, got '{}'", a.form_factor));
+    const auto watts = optional<double>(n, "gpu", "power_limit_w");
+    if (!watts || !(*watts > 0))
+      throw config_.error_at(n, "gpu.power_limit_w", "missing: the power limit in watts the floors assume");
+    a.power_limit_w = *watts;
+    return std::make_shared<const GpuAssumption>(std::move(a));
   }
 
   void require_known_keys(const YAML::Node& map, const std::string& prefix, const std::vector<std::string>& known) const {
@@ -184,8 +206,7 @@ class ThresholdFileReader {
 }  // namespace
 
 bool ThresholdSet::applies_to_model(std::string_view gpu_name) const {
-  const std::string wanted = normalized_model(gpu_name);
-  return std::any_of(models.begin(), models.end(), [&](const auto& m) { return normalized_model(m) == wanted; });
+  return std::any_of(models.begin(), models.end(), [&](const auto& m) { return same_gpu_model(m, gpu_name); });
 }
 
 ThresholdSet ThresholdSet::load(const fs::path& path) { return ThresholdFileReader::load(path, {}); }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,10 +19,10 @@ struct ThresholdSet {
   std::filesystem::path path;
   std::string description;
   std::vector<std::string> models;  // GPU names as NVML gives them, e.g. "NVIDIA H200"
+  std::shared_ptr<const GpuAssumption> gpu;  // `gpu:`: what this file's floors assume (rules' `assumes`)
   std::vector<Rule> rules;
 
-  // Case-insensitive, ignoring surrounding blanks: "nvidia h200" is "NVIDIA H200",
-  // but "NVIDIA H200 NVL" (a different board with other limits) is not.
+  // same_gpu_model with one of `models` (thresholds/gpu_facts.h).
   bool applies_to_model(std::string_view gpu_name) const;
 
   static ThresholdSet load(const std::filesystem::path& path);  // throws InputError

@@ -78,23 +78,17 @@ Record per_rank(World& world, const std::string& test, const std::string& metric
   return r;
 }
 
-// A record about the whole job (rank kJobLevel, no node), built so before ResultWriter::add,
-// which would otherwise stamp it with the writing rank's host.
+// A record about the whole job (rank kJobLevel, no node: ResultWriter::job_measure).
 Record& job_record(ResultWriter& out, const std::string& test, const std::string& metric, double value,
                    const std::string& unit, Status status = Status::Pass, const std::string& message = {}) {
-  Record r;
-  r.test = test;
-  r.metric = metric;
-  r.value = value;
-  r.unit = unit;
-  r.rank = kJobLevel;
+  Record& r = out.job_measure(test, metric, value, unit);
   r.status = status;
   r.message = message;
-  return out.add(std::move(r));
+  return r;
 }
 
 Record& job_check(ResultWriter& out, const std::string& test, Status status, const std::string& message) {
-  return job_record(out, test, "", std::numeric_limits<double>::quiet_NaN(), "", status, message);
+  return out.job_check(test, status, message);
 }
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }

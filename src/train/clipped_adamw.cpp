@@ -1,8 +1,7 @@
 #include "train/clipped_adamw.h"
 
-#include <algorithm>
-
 #include "cuda/cuda_check.h"
+#include "train/learning_check.h"
 
 namespace gpuaccept::train {
 
@@ -44,8 +43,6 @@ void ClippedAdamW::fetch_norm(cudaStream_t stream) {
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream));
 }
 
-double ClippedAdamW::warmed_up(double lr, int t, int warmup) {
-  return lr * (warmup > 0 ? std::min(1.0, static_cast<double>(t) / warmup) : 1.0);
-}
+double ClippedAdamW::warmed_up(double lr, int t, int warmup) { return LearningSchedule{lr, warmup}.lr_at(t); }
 
 }  // namespace gpuaccept::train

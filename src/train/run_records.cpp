@@ -35,7 +35,7 @@ std::vector<double> mean_over_ranks(World& world, const std::vector<double>& min
 std::size_t record_loss_curve(ResultWriter& out, const std::vector<double>& losses,
                               const std::vector<std::vector<double>>& first_nonfinite_step) {
   for (std::size_t i = 0; i < losses.size(); ++i)
-    if (std::isfinite(losses[i])) out.measure("loss_curve", "loss", losses[i], "nats", {{"step", std::to_string(i + 1)}});
+    if (std::isfinite(losses[i])) out.job_measure("loss_curve", "loss", losses[i], "nats", {{"step", std::to_string(i + 1)}});
 
   // Finite everywhere: the first step where any rank saw NaN or Inf in its loss or in the
   // gradient norm fails it (a run that stopped early leaves NaN in the curve too).
@@ -52,7 +52,7 @@ std::size_t record_loss_curve(ResultWriter& out, const std::vector<double>& loss
     ranks_bad.push_back(static_cast<int>(r));
     bad = std::min(bad, step - 1);
   }
-  out.check("finite", bad == losses.size() ? Status::Pass : Status::Fail,
+  out.job_check("finite", bad == losses.size() ? Status::Pass : Status::Fail,
             bad == losses.size()
                 ? fmt::format("loss and gradient norm finite on every rank at all {} steps", losses.size())
                 : fmt::format("NaN or Inf in the loss or gradient norm from step {} (ranks {})", bad + 1,
@@ -69,7 +69,7 @@ void record_replicas(World& world, ResultWriter& out, const std::vector<float>& 
   for (std::size_t r = 0; r < hashes.size(); ++r)
     if (std::bit_cast<std::uint64_t>(hashes[r][0]) != std::bit_cast<std::uint64_t>(hashes[0][0]))
       differ.push_back(static_cast<int>(r));
-  const Record& r = out.check(
+  const Record& r = out.job_check(
       "replicas", differ.empty() ? Status::Pass : Status::Fail,
       differ.empty() ? fmt::format("all {} ranks hold bitwise identical {} (hash {:016x} of {} {})", hashes.size(),
                                    what, std::bit_cast<std::uint64_t>(h), weights.size(), values)
@@ -78,12 +78,12 @@ void record_replicas(World& world, ResultWriter& out, const std::vector<float>& 
 }
 
 void record_step_figures(ResultWriter& out, double per_gpu, double total, const StepRecord& m, const Params& scale) {
-  out.measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
-  out.measure("throughput", "tokens_per_s_total", total, "tokens/s", scale);
+  out.job_measure("throughput", "tokens_per_s_per_gpu", per_gpu, "tokens/s", scale);
+  out.job_measure("throughput", "tokens_per_s_total", total, "tokens/s", scale);
   for (auto [metric, value] : {std::pair{"forward_ms", m.forward_ms}, {"backward_ms", m.backward_ms},
                                {"comm_exposed_ms", m.comm_exposed_ms}, {"optimizer_ms", m.optimizer_ms},
                                {"step_ms", m.step_ms}, {"wall_ms", m.wall_ms}})
-    out.measure("step_time", metric, value, "ms", scale);
+    out.job_measure("step_time", metric, value, "ms", scale);
 }
 
 }  // namespace gpuaccept::train

@@ -32,7 +32,7 @@ std::string slowest_alone_note(const SlowestAlone& slowest, const World& world, 
 void record_vs_slowest(ResultWriter& out, const SlowestAlone& slowest, const World& world, double per_gpu_at_scale,
                        const Params& params) {
   if (world.size() < 2 || slowest.rank < 0 || !(slowest.rate > 0) || !std::isfinite(per_gpu_at_scale)) return;
-  out.measure("scaling", "efficiency_vs_slowest", 100.0 * per_gpu_at_scale / slowest.rate, "%", params).message =
+  out.job_measure("scaling", "efficiency_vs_slowest", 100.0 * per_gpu_at_scale / slowest.rate, "%", params).message =
       fmt::format("{:.0f} tokens/s per GPU against {:.0f} of rank {} alone, the slowest GPU alone: GPUs in lockstep "
                   "step at its pace, so what this loses is communication and what comes with it (kernels slowed "
                   "beside it, ranks arriving at each step apart)",

@@ -1,9 +1,11 @@
 // Writes a fake run directory with real results files, for the report's integration
 // and browser tests:
-//   discover.h5      inventories of 2 nodes x 4 "NVIDIA H200"; the second node is named
-//                    "<script>alert(1)</script>" and runs another kernel
-//   smoke.h5         gemm and memory records; gpa-node1 GPU 2 is 25% slower at gemm (below
-//                    the fleet median and the H200 bound);
+//   discover.h5      inventories of 2 nodes x 4 "NVIDIA H200" SXM at 700 W; the second node is
+//                    named "<script>alert(1)</script>", runs another kernel, and its GPU 3 is
+//                    capped to 500 W (the H200 floors do not apply to it)
+//   smoke.h5         gemm and memory records; gpa-node1 GPU 2 is 25% slower at gemm (below the
+//                    fleet median, not the H200 floor, which is for a GPU that cannot hold its
+//                    clocks);
 //                    an fp8 SKIP whose message contains <b>
 //   nccl-scaling.h5  all_reduce and all_gather busbw sweeps, per node and across both
 //   ddp.h5           throughput and scaling efficiency for 1..8 GPUs; a training checkpoint
@@ -72,9 +74,11 @@ nlohmann::json inventory(int rank) {
   const std::string& host = kNodes[rank / kGpusPerNode];
   nlohmann::json gpus = nlohmann::json::array();
   for (int i = 0; i < kGpusPerNode; ++i)
-    gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"name", "NVIDIA H200"},
+    gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"node_index", i}, {"name", "NVIDIA H200"},
                     {"uuid", fmt::format("GPU-{}-{}", rank / kGpusPerNode, i)}, {"memory_bytes", 150754820096ULL},
-                    {"compute_capability", "9.0"}, {"nvlinks", nlohmann::json::array()}});
+                    {"compute_capability", "9.0"}, {"nvlinks", nlohmann::json::array()},
+                    {"power_limit_w", host == kNodes[1] && i == 3 ? 500.0 : 700.0}, {"default_power_limit_w", 700.0},
+                    {"module_id", i + 1}, {"form_factor", "SXM"}});
   return {{"rank", rank},
           {"local_rank", rank % kGpusPerNode},
           {"host", host},

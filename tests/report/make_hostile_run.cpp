@@ -93,9 +93,11 @@ int main(int argc, char** argv) {
     const std::string& host = nodes[rank / 2];
     nlohmann::json gpus = nlohmann::json::array();
     for (int i = 0; i < 2; ++i)
-      gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"name", "NVIDIA H200"}, {"uuid", hostile()},
-                      {"memory_bytes", 150754820096ULL}, {"compute_capability", hostile()},
-                      {"nvlinks", nlohmann::json::array()}});
+      gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"node_index", i}, {"name", "NVIDIA H200"},
+                      {"uuid", hostile()}, {"memory_bytes", 150754820096ULL}, {"compute_capability", hostile()},
+                      {"nvlinks", nlohmann::json::array()}, {"power_limit_w", 700.0},
+                      // A board NVML names oddly: the floors' "not applied" reason quotes it.
+                      {"form_factor", i == 0 ? std::string("SXM") : hostile()}});
     const nlohmann::json inv = {{"rank", rank}, {"local_rank", rank % 2}, {"host", host}, {"kernel", hostile()},
                                 {"cpu", {{"model", hostile()}, {"sockets", 2}, {"cores", 96}}},
                                 {"gpus", {{"driver_version", hostile()}, {"cuda_driver_version", hostile()},
@@ -180,7 +182,8 @@ int main(int argc, char** argv) {
     return out + "\"";
   };
   std::ofstream t(fs::path(argv[1]) / "thresholds.yaml");
-  t << "description: " << yaml_quote(hostile()) << "\nmodels:\n  - NVIDIA H200\nrules:\n";
+  t << "description: " << yaml_quote(hostile()) << "\nmodels:\n  - NVIDIA H200\n"
+    << "gpu: {sku: " << yaml_quote(hostile()) << ", form_factor: SXM, power_limit_w: 700}\nrules:\n";
   t << "  - name: " << yaml_quote(hostile()) << "\n    phase: smoke\n    test: gemm\n    metric: tflops\n"
     << "    min: 750\n    basis: " << yaml_quote(hostile()) << "\n    severity: FAIL\n";
   t << "  - name: " << yaml_quote(hostile()) << "\n    phase: smoke\n    test: gemm\n    metric: tflops\n"

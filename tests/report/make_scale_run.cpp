@@ -9,8 +9,9 @@
 //                    per node its checkpoint write; 200 loss steps
 // One GPU is slow at GEMM, one node's GPU reports an uncorrectable ECC error and one node
 // writes checkpoints below the floor, so the report has failures, outliers and a node to drain
-// at that size too.
-// Usage: gpuaccept-scale-run DIR [--nodes 1024] [--gpus 8]
+// at that size too. With --every-gpu-fails 1, every GPU also fails the same binding check (its
+// rank and GPU named in the message), the run of issue 39 whose "What failed" had 8,193 rows.
+// Usage: gpuaccept-scale-run DIR [--nodes 1024] [--gpus 8] [--every-gpu-fails 1]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 int g_nodes = 1024, g_gpus = 8;
+bool g_every_gpu_fails = false;
 
 std::string node_name(int n) { return fmt::format("gpu{:04d}", n + 1); }
 
@@ -36,7 +38,7 @@ Record record(const std::string& phase, int node, int gpu, const std::string& te
   r.phase = phase;
   r.job_id = "777";
   r.rank = node < 0 ? kJobLevel : node * g_gpus + std::max(gpu, 0);
-  r.node = node < 0 ? node_name(0) : node_name(node);
+  r.node = node < 0 ? "" : node_name(node);  // a record about the job names no node
   r.gpu_index = gpu;
   r.gpu_uuid = gpu < 0 ? "" : fmt::format("GPU-{:04d}-{}", node, gpu);
   r.test = test;
@@ -64,9 +66,10 @@ void write_discover(const fs::path& dir) {
   for (int n = 0; n < g_nodes; ++n) {
     nlohmann::json gpus = nlohmann::json::array();
     for (int i = 0; i < g_gpus; ++i)
-      gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"name", "NVIDIA H200"},
+      gpus.push_back({{"nvml_index", i}, {"cuda_index", i}, {"node_index", i}, {"name", "NVIDIA H200"},
                       {"uuid", fmt::format("GPU-{:04d}-{}", n, i)}, {"memory_bytes", 150754820096ULL},
-                      {"compute_capability", "9.0"}, {"nvlinks", nlohmann::json::array()}});
+                      {"compute_capability", "9.0"}, {"nvlinks", nlohmann::json::array()},
+                      {"power_limit_w", 700.0}, {"form_factor", "SXM"}});
     for (int i = 0; i < g_gpus; ++i) {
       const nlohmann::json inv = {
           {"rank", n * g_gpus + i}, {"local_rank", i}, {"host", node_name(n)}, {"kernel", "6.1.0-27-amd64"},
@@ -93,6 +96,14 @@ void write_smoke(const fs::path& dir) {
                           "shared_fs_metadata", "shared_fs_stream", "slurm_memory"})
       f.records.push_back(record("smoke", n, -1, t, "", NAN, "", {}));
     for (int g = 0; g < g_gpus; ++g) {
+      if (g_every_gpu_fails) {
+        Record b = record("smoke", n, g, "binding_gpu_count", "gpus", 0, "count", {});
+        b.status = Status::Fail;
+        b.message = fmt::format("rank {} on {} sees 0 GPUs; Slurm gave the task 1 (SLURM_GPUS_ON_NODE={}, "
+                                "CUDA_VISIBLE_DEVICES={})",
+                                n * g_gpus + g, node_name(n), g_gpus, g);
+        f.records.push_back(std::move(b));
+      }
       const double wobble = 1.0 + 0.01 * ((n * 7 + g * 3) % 5 - 2);
       const bool slow = n == g_nodes / 2 && g == 3;
       for (int d = 0; d < 5; ++d)
@@ -163,9 +174,7 @@ void add_checkpoint_drill(ResultFile& f, const std::string& phase) {
     f.records.push_back(node);
   }
   const auto job = [&](const char* test, const char* metric, double value, const char* unit) {
-    Record r = record(phase, -1, -1, test, metric, value, unit, {});
-    r.node.clear();
-    return r;
+    return record(phase, -1, -1, test, metric, value, unit, {});
   };
   const double ranks = g_nodes * g_gpus;
   f.records.push_back(job("checkpoint_save", "aggregate_write_bandwidth", 1.5 * ranks, "GB/s"));
@@ -203,13 +212,14 @@ void write_training(const fs::path& dir, const std::string& phase, double rate) 
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [--nodes 1024] [--gpus 8]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR [--nodes 1024] [--gpus 8] [--every-gpu-fails 1]\n", argv[0]);
     return 2;
   }
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--nodes") g_nodes = std::stoi(argv[i + 1]);
     else if (flag == "--gpus") g_gpus = std::stoi(argv[i + 1]);
+    else if (flag == "--every-gpu-fails") g_every_gpu_fails = std::string(argv[i + 1]) == "1";
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;

@@ -82,8 +82,10 @@ failures = [c for c in cases if c.find("failure") is not None]
 skipped = [c for c in cases if c.find("skipped") is not None]
 assert len(cases) > 50, len(cases)
 assert int(root.get("tests")) == len(cases)
-assert int(root.get("failures")) == len(failures) >= 2, (root.get("failures"), len(failures))
+assert int(root.get("failures")) == len(failures) >= 1, (root.get("failures"), len(failures))
 assert skipped, "no skipped testcase (the fp8 SKIPs)"
+# A floor that did not apply (the GPU capped to 500 W) is a skipped testcase saying why.
+assert any("power limit is 500 W" in (c.find("skipped").get("message") or "") for c in skipped), "no NOT_APPLIED floor"
 assert any("gpa-node1 GPU 2" in c.get("name") for c in failures), [c.get("name") for c in failures]
 assert any("<script>alert(1)</script>" in c.get("name") for c in cases), "hostname not round-tripped as text"
 PY
@@ -118,7 +120,7 @@ bad_thresholds)
   # The H200 file with one bound that is not a number, beside the generic.yaml it extends.
   mkdir -p "$work/dir"
   cp "$GPUACCEPT_THRESHOLDS_DIR/generic.yaml" "$work/dir/"
-  sed 's/^    min: 630$/    min: fast/' "$GPUACCEPT_THRESHOLDS_DIR/h200-141gb.yaml" >"$work/dir/h200.yaml"
+  sed 's/^    min: 544$/    min: fast/' "$GPUACCEPT_THRESHOLDS_DIR/h200-141gb.yaml" >"$work/dir/h200.yaml"
   line=$(grep -n '^    min: fast$' "$work/dir/h200.yaml" | cut -d: -f1)
   [[ -n $line ]] || fail "could not plant the error"
   expect_rc 2 "$run" --thresholds "$work/dir/h200.yaml"
@@ -132,6 +134,21 @@ thresholds_override)
   expect_rc 1 "$run" --thresholds "$GPUACCEPT_THRESHOLDS_DIR/generic.yaml"
   summary_check 's["thresholds"]["file"].endswith("generic.yaml") and "--thresholds" in s["thresholds"]["reason"]'
   summary_check 'not any(v["rule"] == "gemm_bf16_8192" for v in s["rule_verdicts"])'
+  ;;
+floors)
+  # Issue 39: the H200 floors hold for the SXM GPUs at 700 W; the second node's GPU 3, capped to
+  # 500 W, is not held to them, and the report says so; the slow GPU at 600 TFLOP/s clears the
+  # floor (544) and is caught by the fleet rule alone.
+  expect_rc 1 "$run"
+  summary_check 'all(v["outcome"] == "PASS" for v in s["rule_verdicts"] if v["rule"] == "gemm_bf16_8192" and v["gpu_index"] != 3)'
+  summary_check 'any(v["rule"] == "gemm_bf16_8192" and v["node"] == "gpa-node1" and v["gpu_index"] == 2 and v["outcome"] == "PASS" and "NVIDIA H200 SXM 141GB (SXM, power limit >= 700 W)" in v["message"] for v in s["rule_verdicts"])'
+  summary_check '[v["outcome"] for v in s["rule_verdicts"] if v["rule"] == "gemm_bf16_8192" and v["gpu_index"] == 3 and v["node"] != "gpa-node1"] == ["NOT_APPLIED"]'
+  summary_check 'all("power limit is 500 W, the floor assumes 700 W" in v["not_applied_because"] for v in s["rule_verdicts"] if v["outcome"] == "NOT_APPLIED")'
+  summary_check '{f["rule"] for f in s["floors_not_applied"]} >= {"gemm_bf16_8192", "memory_d2d_copy"}'
+  summary_check 'all(f["where"].endswith("GPU 3") for f in s["floors_not_applied"] if f["rule"] == "gemm_bf16_8192")'
+  summary_check 'not any(f.get("rule") == "gemm_bf16_8192" for f in s["failures"])'
+  grep -q '<section id="floors"><h2>Floors not applied' "$run/report.html" || fail "report.html has no 'Floors not applied' section"
+  grep -q "the GPU&#39;s power limit is 500 W, the floor assumes 700 W" "$run/report.html" || fail "report.html does not say why"
   ;;
 no_gpu)
   rm "$run/discover.h5"

@@ -4,6 +4,7 @@
 
 #include "discover/inventory_table.h"
 #include "discover/node_checks.h"
+#include "hw/gpu_inventory.h"
 
 using namespace gpuaccept;
 using nlohmann::json;
@@ -72,6 +73,30 @@ TEST_CASE("expected GPUs per node from the job's GRES", "[discover]") {
   CHECK_THAT(rs[1].message, Catch::Contains("Slurm allocated 2"));
 }
 
+TEST_CASE("a node whose GPUs are unusable fails gpus_per_node and is blamed for it", "[discover]") {
+  // Issue 39: a batch job given one GPU (SLURM_GPUS_ON_NODE=1) on a node where NVML does not
+  // load. Rank 0 writes the record (rank -1) about that node: the node is named, so the
+  // report's node actions drain it (results/record.h, blames_node).
+  const std::vector<json> invs = {inventory(0, "gpu07", 0, "", "", "2.28.3", 1), inventory(1, "gpu08", 8, "NVIDIA H200",
+                                                                                          "580.159.04", "2.28.3", 1)};
+  const auto rs = discover::check_gpus_per_node(invs, std::nullopt);
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0].status == Status::Fail);
+  CHECK(rs[0].rank == kJobLevel);
+  CHECK(rs[0].node == "gpu07");
+  CHECK(blames_node(rs[0]));
+  CHECK_THAT(rs[0].message, Catch::Contains("0 GPUs visible to the job's ranks, Slurm allocated 1") &&
+                                Catch::Contains("NVML not loadable"));
+  CHECK(rs[1].status == Status::Pass);
+  CHECK(rs[1].node == "gpu08");
+  // Nodes not alike is about the job: the odd node is named in the message, but no node is
+  // blamed (which of two differing nodes is wrong is not known).
+  for (const auto& r : discover::check_nodes_alike(invs)) {
+    CHECK(r.node.empty());
+    CHECK_FALSE(blames_node(r));
+  }
+}
+
 TEST_CASE("no GPU and no expectation is a SKIP with the reason, never a PASS", "[discover]") {
   const auto rs = discover::check_gpus_per_node({inventory(0, "n1", 0), inventory(1, "n2", 0)}, std::nullopt);
   for (const auto& r : rs) {
@@ -118,4 +143,13 @@ TEST_CASE("rank records: visible GPU count and one record per GPU", "[discover]"
   REQUIRE(none.size() == 1);
   CHECK(none[0].value == 0);
   CHECK_THAT(none[0].message, Catch::Contains("NVML"));
+}
+
+TEST_CASE("a GPU's form factor from what NVML reports", "[discover]") {
+  CHECK(gpu_form_factor("NVIDIA H100 PCIe", 0) == "PCIe");
+  CHECK(gpu_form_factor("NVIDIA H200 NVL", std::nullopt) == "NVL");
+  CHECK(gpu_form_factor("NVIDIA A100-SXM4-80GB", std::nullopt) == "SXM");
+  CHECK(gpu_form_factor("NVIDIA H100 80GB HBM3", 3) == "SXM");   // a module on an HGX baseboard
+  CHECK(gpu_form_factor("NVIDIA H100 80GB HBM3", 0) == "PCIe");  // a product without a baseboard
+  CHECK(gpu_form_factor("NVIDIA H200", std::nullopt).empty());     // NVML did not say: unknown
 }

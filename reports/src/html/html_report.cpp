@@ -89,12 +89,13 @@ std::string render_html(const Report& r) {
 <header class="page-header">
 <div class="title">gpuaccept acceptance report</div>
 <div class="subtitle"><code>{run}</code> · generated {generated} · gpuaccept {version}</div>
-<nav><a href="#verdict">verdict</a><a href="#phases">phases</a><a href="#failures">what failed</a>{regress_link}{actions_link}<a href="#nodes">nodes</a><a href="#fabric">fabric</a><a href="#plots">plots</a><a href="#inventory">inventory</a><a href="#details">checks</a></nav>
+<nav><a href="#verdict">verdict</a><a href="#failures">what failed</a><a href="#phases">phases</a>{regress_link}{actions_link}<a href="#nodes">nodes</a><a href="#fabric">fabric</a><a href="#plots">plots</a><a href="#inventory">inventory</a><a href="#details">checks</a></nav>
 </header>
 <main>
 {verdict_section}
-{phases}
 {failures}
+{phases}
+{floors}
 {regressions}
 {node_coverage}
 {node_actions}
@@ -113,7 +114,8 @@ std::string render_html(const Report& r) {
                      fmt::arg("generated", html_escape(r.generated_at)), fmt::arg("version", html_escape(r.tool_version)),
                      fmt::arg("regress_link", r.baseline ? R"(<a href="#regressions">what got worse</a>)" : ""),
                      fmt::arg("verdict_section", verdict_section(r)), fmt::arg("phases", phases_section(r)),
-                     fmt::arg("failures", failures_section(r)), fmt::arg("regressions", regressions_section(r)),
+                     fmt::arg("failures", failures_section(r)), fmt::arg("floors", floors_section(r)),
+                     fmt::arg("regressions", regressions_section(r)),
                      fmt::arg("node_coverage", node_coverage_section(r)), fmt::arg("node_actions", node_actions_section(r)),
                      fmt::arg("actions_link", node_actions_section(r).empty()
                                                   ? ""

@@ -13,6 +13,7 @@ std::string phases_section(const Report& r);         // one row per phase
 std::string failures_section(const Report& r);       // what failed: value, bound, rule
 std::string regressions_section(const Report& r);    // what got worse than the baseline
 std::string node_coverage_section(const Report& r);  // where the phases ran, when not all on one node set
+std::string floors_section(const Report& r);         // absolute floors that did not apply, and why ("" if none)
 std::string node_actions_section(const Report& r);   // nodes to drain, to watch and to hand back, and the commands
 std::string node_grid_section(const Report& r);      // node x GPU, coloured by worst level
 std::string fabric_section(const Report& r);         // ports, counters, transports, line rate, node pairs

@@ -68,6 +68,24 @@ td.params { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospac
 td.message { max-width: 560px; overflow-wrap: anywhere; }
 td.origin, .origin { color: var(--muted); font-size: 11.5px; }
 td.worse { color: var(--fail); font-weight: 600; }
+td.where { max-width: 360px; overflow-wrap: anywhere; }
+.count-badge { font-weight: 700; white-space: nowrap; }
+a.all-of { color: var(--muted); font-size: 12px; white-space: nowrap; }
+/* What failed: a row per distinct failure, one line each (issue 39: every one on the first
+   screen at 8,192 GPUs); what does not fit is cut (the cell's title and the phase's table hold
+   it whole), a long message's whole line shows when clicked. */
+table.failures { table-layout: fixed; }
+table.failures th:nth-child(1) { width: 76px; }
+table.failures th:nth-child(2) { width: 23%; }
+table.failures th:nth-child(3) { width: 12%; }
+table.failures th:nth-child(4) { width: 11%; }
+table.failures th:nth-child(5) { width: 14%; }
+table.failures th:nth-child(6) { width: 12%; }
+table.failures td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+td.message details.more { margin: 0; }
+td.message details.more summary { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  color: inherit; font-weight: normal; padding: 0; }
+td.message details.more[open] summary { white-space: normal; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
 
 table.phases td { padding: 8px 10px; }

@@ -97,7 +97,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   PortCounterJudgement counters = judge_port_counters(run);
   rep.checks = run.records;
   rep.checks.insert(rep.checks.end(), counters.checks.begin(), counters.checks.end());
-  rep.verdicts = evaluate(thresholds, rep.checks);
+  rep.verdicts = evaluate(thresholds, rep.checks, inventory.gpus);
   name_slowest_pair(rep.verdicts, rep.checks);
 
   for (const auto& r : rep.checks) rep.check_counts.add(level_of(r.status));
@@ -146,6 +146,7 @@ Report build_report(const LoadedRun& run, InventoryTable inventory, const Thresh
   rep.fabric = build_fabric(run, rep.grid.nodes, rep.checks, rep.verdicts, std::move(counters));
   rep.node_actions = node_actions(rep);
   rep.good_nodes = good_nodes(rep);
+  rep.failure_groups = group_failures(rep);
   rep.headlines = headline_figures(rep.checks);
   rep.inventory = std::move(inventory);
 

@@ -15,6 +15,7 @@ Level level_of(Status s) {
 Level level_of(RuleOutcome o) {
   switch (o) {
     case RuleOutcome::Pass: return Level::Pass;
+    case RuleOutcome::NotApplied: return Level::Skip;  // the floor did not hold for this GPU: the message says why
     case RuleOutcome::NoData: return Level::Skip;
     case RuleOutcome::Warn: return Level::Warn;
     case RuleOutcome::Fail: return Level::Fail;

@@ -12,13 +12,6 @@ namespace gpuaccept::report {
 
 namespace {
 
-// A failure caused by a peer (results/record.h) is the job's: the node it was seen on is a
-// survivor of whatever stopped the peer. The fabric's checks of a node's ports are written at
-// job level but name their node (model/fabric.h): a bad port is that node's.
-bool about_one_node(const Record& r) {
-  return (!r.node.empty() && r.rank != kJobLevel && !caused_by_peer(r)) || fabric_record_names_node(r);
-}
-
 bool relative_check(RuleCheck c) { return c == RuleCheck::FleetBelow || c == RuleCheck::FleetAbove; }
 
 // One node's evidence while the report is read, in the order the report lists it.
@@ -38,7 +31,7 @@ NodeActions node_actions(const Report& report) {
   std::map<std::string, Evidence> by_node;
   for (const auto& r : report.checks) {
     if (r.status != Status::Fail && r.status != Status::Error) continue;
-    if (!about_one_node(r)) {
+    if (!blames_node(r)) {
       ++out.unattributed_failures;
       continue;
     }
@@ -46,7 +39,7 @@ NodeActions node_actions(const Report& report) {
   }
   for (const auto& v : report.verdicts) {
     if (!v.flagged() || !v.record) continue;
-    if (!about_one_node(*v.record)) {
+    if (!blames_node(*v.record)) {
       if (v.outcome == RuleOutcome::Fail && !relative_check(v.check)) ++out.unattributed_failures;
       continue;
     }

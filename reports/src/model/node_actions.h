@@ -2,15 +2,17 @@
 // The report writes them as Slurm hostlists (bad-nodes.txt, watch-nodes.txt) and as
 // drain.sh (output/drain_script.h), so nobody retypes node names from a table.
 //
-// A node is to DRAIN when something about that node failed on its own terms: one of its
-// records FAILed or ERRORed, or a rule with an absolute bound (min, max) FAILed one of its
-// records. A node is to WATCH when the only evidence is relative: a fleet rule found it
-// well off the median of its peers (it may be the slowest of healthy nodes), or a rule
-// WARNed. Records about the whole job (rank -1: "every node alike", a collective across
-// nodes) and about files are blamed on no node: they are listed as not attributable, and
-// the failing phase's table says what they are. The fabric's checks of a node's ports
-// (fabric_ports, fabric_rate, hca_loopback, the report's port_counters: model/fabric.h) are
-// job-level records that name their node, and blame it.
+// A record is about the node it names, whichever rank wrote it (results/record.h,
+// blames_node): a rank's own record, or one rank 0 wrote about a node (rank -1 with a node:
+// GPUs per node, a node's binding, a collective within it, the fabric's checks of a node's
+// ports). A node is to DRAIN when
+// something about it failed on its own terms: one of its records FAILed or ERRORed, or a rule
+// with an absolute bound (min, max) FAILed one of its records. A node is to WATCH when the
+// only evidence is relative: a fleet rule found it well off the median of its peers (it may
+// be the slowest of healthy nodes), or a rule WARNed. Records that name no node (about the
+// whole job: "every node alike", a collective across nodes, the loss curve of all GPUs; or
+// about a file) and failures a peer caused (cause=peer) are blamed on no node: they are
+// counted as not attributable, and the failing phase's table says what they are.
 #pragma once
 
 #include <string>

@@ -10,6 +10,7 @@
 
 #include "model/fabric.h"
 #include "model/headline.h"
+#include "model/failure_groups.h"
 #include "model/good_nodes.h"
 #include "model/level.h"
 #include "model/node_actions.h"
@@ -66,6 +67,7 @@ struct Report {
   NodeActions node_actions;  // nodes to drain and to watch (bad-nodes.txt, drain.sh)
   NodeCoverage node_coverage;  // which nodes each phase ran on; the nodes some phase missed
   GoodNodes good_nodes;        // nodes to hand back (good-nodes.txt, resume.sh) and why the others are not
+  std::vector<FailureGroup> failure_groups;  // "What failed": failures that say the same thing, once each
   std::vector<HeadlineFigure> headlines;  // the figures followed from run to run (history, metrics)
   InventoryTable inventory;
   Fabric fabric;  // the fabric between nodes: ports, counters, transports, line rate, pairs

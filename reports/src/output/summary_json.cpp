@@ -68,6 +68,8 @@ json verdict_json(const RuleVerdict& v) {
             {"peers", v.peers},
             {"basis", v.rule.basis},
             {"message", v.message}};
+  if (v.rule.assumes) j["assumes"] = v.rule.assumes->describe();
+  if (!v.not_applied_because.empty()) j["not_applied_because"] = v.not_applied_because;
   if (v.record) {
     j["metric"] = v.record->metric;
     j["unit"] = v.record->unit;
@@ -125,6 +127,26 @@ json summary_head(const Report& r) {
       f["kind"] = "check";
       j["failures"].push_back(std::move(f));
     }
+  // The same failures grouped as "What failed" shows them (model/failure_groups.h).
+  j["failure_groups"] = json::array();
+  for (const auto& g : r.failure_groups)
+    j["failure_groups"].push_back({{"level", to_string(g.level)},
+                                   {"phase", g.phase},
+                                   {"check", g.check},
+                                   {"pattern", g.pattern},
+                                   {"count", g.count},
+                                   {"where", g.where()},
+                                   {"nodes", compress_hostlist(g.nodes)},
+                                   {"job_level", g.job_level},
+                                   {"example", g.verdict ? g.verdict->message : g.example.message}});
+  // Absolute floors that did not hold for the GPUs NVML reported (thresholds/gpu_facts.h).
+  j["floors_not_applied"] = json::array();
+  for (const auto& g : group_floors_not_applied(r))
+    j["floors_not_applied"].push_back({{"rule", g.check},
+                                       {"because", g.verdict->not_applied_because},
+                                       {"assumes", g.verdict->rule.assumes ? g.verdict->rule.assumes->describe() : ""},
+                                       {"count", g.count},
+                                       {"where", g.where()}});
   if (r.baseline) {
     json regressions = json::array();
     for (const auto& g : r.baseline->regressions) {

@@ -46,11 +46,10 @@ std::string phase_from_name(const fs::path& p) {
   return stem;
 }
 
+// About a file, not a node: it names none (results/record.h).
 Record source_error(const std::string& phase, const std::string& message) {
-  Record r;
+  Record r = job_record(kResultFileTest);
   r.phase = phase;
-  r.rank = kJobLevel;
-  r.test = kResultFileTest;
   r.status = Status::Error;
   r.message = message;
   return r;

@@ -1,6 +1,7 @@
 #include "run/node_inventory.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -57,6 +58,23 @@ std::string memory_summary(const json& doc) {
   }
 }
 
+std::optional<double> number_at(const json& doc, const char* pointer) {
+  const json::json_pointer p(pointer);
+  if (!doc.contains(p) || !doc.at(p).is_number()) return std::nullopt;
+  return doc.at(p).get<double>();
+}
+
+// "8 × SXM 700 W": form factor and power limit in force, as NVML reported them.
+std::string board_summary(const json& doc) {
+  std::vector<std::string> boards;
+  for (const auto& g : array_at(doc, "/gpus/node_gpus")) {
+    const std::string form = text_at(g, "/form_factor");
+    const auto watts = number_at(g, "/power_limit_w");
+    boards.push_back(fmt::format("{} {}", form.empty() ? "?" : form, watts ? fmt::format("{:.0f} W", *watts) : "? W"));
+  }
+  return boards.empty() ? "" : gpus_summary(boards);
+}
+
 struct Column {
   const char* name;
   std::string (*value)(const json& doc);
@@ -71,6 +89,7 @@ const Column kColumns[] = {
     {"Slurm", [](const json& d) { return text_at(d, "/versions/slurm"); }},
     {"kernel", [](const json& d) { return text_at(d, "/kernel"); }},
     {"CPU", [](const json& d) { return text_at(d, "/cpu/model"); }},
+    {"GPU board", board_summary},
     {"memory", memory_summary},
     {"network", network_summary},
 };
@@ -122,7 +141,13 @@ InventoryTable inventory_table(const std::vector<std::string>& inventory_documen
     NodeInventory node;
     node.host = host;
     node.ranks = 1;
-    for (const auto& g : array_at(doc, "/gpus/node_gpus")) node.gpu_names.push_back(text_at(g, "/name"));
+    for (const auto& g : array_at(doc, "/gpus/node_gpus")) {
+      node.gpu_names.push_back(text_at(g, "/name"));
+      // Records name a GPU by its index on the node (older inventories: NVML's).
+      const auto index = number_at(g, "/node_index").value_or(number_at(g, "/nvml_index").value_or(-1));
+      if (index >= 0)
+        t.gpus.add(host, static_cast<int>(index), {text_at(g, "/name"), text_at(g, "/form_factor"), number_at(g, "/power_limit_w")});
+    }
     node.fields["GPUs"] = gpus_summary(node.gpu_names);
     for (const auto& c : kColumns) node.fields[c.name] = c.value(doc);
     t.nodes.push_back(std::move(node));

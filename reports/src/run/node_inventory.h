@@ -1,12 +1,14 @@
 // Discover's per-rank inventory documents condensed to one row per node: GPUs,
 // driver, CUDA, NCCL and the rest, with the value most nodes share per column, so the
 // report can highlight the node that differs. Also the GPU model names the thresholds
-// are chosen by.
+// are chosen by, and each GPU's form factor and power limit the floors assume.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "thresholds/gpu_facts.h"
 
 namespace gpuaccept::report {
 
@@ -21,6 +23,7 @@ struct InventoryTable {
   std::vector<std::string> columns;
   std::vector<NodeInventory> nodes;  // in the order hosts first appear
   std::vector<std::string> problems;  // documents that could not be read, and why
+  GpuFactsIndex gpus;  // every GPU by node and index, as NVML reported it: what the floors assume
 
   // The value most nodes have in a column (the norm the others are compared with);
   // "" when no value is more common than every other.

@@ -8,12 +8,6 @@
 
 using namespace gpuaccept::fsdp;
 
-TEST_CASE("fsdp_stats: learning bound covers a fraction of the gap to the floor", "[fsdp][stats]") {
-  CHECK(learning_bound(12.0, 2.0, 0.5) == Approx(7.0));
-  CHECK(learning_bound(12.0, 2.0, 1.0) == Approx(2.0));
-  CHECK(learning_bound(1.5, 2.0, 0.5) == Approx(1.5));  // already below the floor: no lower bound
-}
-
 TEST_CASE("fsdp_stats: median after the warm-up steps", "[fsdp][stats]") {
   CHECK(median_after({100, 1, 3, 2}, 1) == Approx(2));
   CHECK(median_after({100, 1, 3, 2, 4}, 1) == Approx(2.5));

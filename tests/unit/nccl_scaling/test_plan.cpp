@@ -5,6 +5,7 @@
 #include <set>
 
 #include "nccl-scaling/plan.h"
+#include "results/record.h"
 
 using namespace gpuaccept;
 using namespace gpuaccept::nccl_scaling;
@@ -42,6 +43,27 @@ TEST_CASE("two nodes of four GPUs") {
   CHECK(all.groups.at(0).members.size() == 8);
   CHECK(group_of(intra.groups, 6) == &intra.groups[1]);
   CHECK(group_of(inter.groups, 5) == nullptr);  // idle at inter_node
+}
+
+TEST_CASE("a collective within one node is that node's; one across nodes is the job's") {
+  // sweep.cpp records each group's rows with rank -1 and node = group.node: a FAIL (wrong
+  // results, a bound) within one node drains that node, whichever rank wrote it; one across
+  // nodes names none (results/record.h, blames_node).
+  const Topology t = shape({4, 4});
+  const auto row = [](const Group& g) {
+    Record r;
+    r.rank = kJobLevel;
+    r.node = g.node;
+    r.status = Status::Fail;
+    return r;
+  };
+  const ScalePlan intra = plan_scale(Scale::IntraNode, t, kAll);
+  CHECK(blames_node(row(intra.groups.at(0))));
+  CHECK(row(intra.groups.at(1)).node == "node2");
+  CHECK_FALSE(blames_node(row(plan_scale(Scale::InterNode, t, kAll).groups.at(0))));
+  CHECK_FALSE(blames_node(row(plan_scale(Scale::All, t, kAll).groups.at(0))));
+  const PairPlan pairs = plan_gpu_pairs(t, {});
+  for (const auto& g : pairs.rounds.at(0)) CHECK(blames_node(row(g)));
 }
 
 TEST_CASE("one node: inter_node skipped, all is intra_node") {

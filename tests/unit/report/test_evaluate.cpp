@@ -200,3 +200,81 @@ TEST_CASE("SKIP records and records without a value are not judged", "[evaluate]
   CHECK_FALSE(vs[0].record);
   CHECK_THAT(vs[0].message, Catch::Contains("no smoke gemm tflops record"));
 }
+
+namespace {
+
+std::shared_ptr<const GpuAssumption> h200_sxm() {
+  GpuAssumption a;
+  a.sku = "NVIDIA H200 SXM 141GB";
+  a.models = {"NVIDIA H200"};
+  a.form_factor = "SXM";
+  a.power_limit_w = 700;
+  return std::make_shared<const GpuAssumption>(a);
+}
+
+GpuFactsIndex node_of_8(double gpu3_watts, const std::string& gpu5_form = "SXM") {
+  GpuFactsIndex gpus;
+  for (int g = 0; g < 8; ++g)
+    gpus.add("gpa-node2", g, {"NVIDIA H200", g == 5 ? gpu5_form : "SXM", g == 3 ? gpu3_watts : 700.0});
+  return gpus;
+}
+
+}  // namespace
+
+TEST_CASE("a floor judges only the GPUs NVML reported as the ones it assumes (issue 39)", "[evaluate]") {
+  Rule rule = gemm_rule();
+  rule.min = 544;
+  rule.assumes = h200_sxm();
+  const std::vector<Record> recs = {gemm("gpa-node2", 3, 500.0), gemm("gpa-node2", 4, 500.0), gemm("gpa-node2", 5, 500.0)};
+
+  // GPU 3 capped to 500 W, GPU 5 a PCIe card: not held to the floor; GPU 4 is.
+  auto vs = evaluate(set_of(rule), recs, node_of_8(500, "PCIe"));
+  REQUIRE(vs.size() == 3);
+  CHECK(vs[0].outcome == RuleOutcome::NotApplied);
+  CHECK(vs[0].not_applied_because == "the GPU's power limit is 500 W, the floor assumes 700 W");
+  CHECK_THAT(vs[0].message, Catch::Contains("floor 544 not applied") && Catch::Contains("the fleet rules judge it"));
+  CHECK(vs[1].outcome == RuleOutcome::Fail);
+  CHECK_THAT(vs[1].message, Catch::EndsWith("; for NVIDIA H200 SXM 141GB (SXM, power limit >= 700 W))"));
+  CHECK(vs[2].outcome == RuleOutcome::NotApplied);
+  CHECK(vs[2].not_applied_because == "the GPU is a PCIe board, the floor assumes SXM");
+
+  // What NVML did not report, the floor does not assume.
+  GpuFactsIndex unknown;
+  unknown.add("gpa-node2", 4, {"NVIDIA H200", "", 700.0});
+  unknown.add("gpa-node2", 5, {"NVIDIA H200", "SXM", std::nullopt});
+  vs = evaluate(set_of(rule), recs, unknown);
+  CHECK(vs[0].not_applied_because == "discover's inventory has no NVML facts for its GPUs");
+  CHECK(vs[1].not_applied_because == "NVML did not report the GPU's form factor (SXM assumed)");
+  CHECK(vs[2].not_applied_because == "NVML did not report the GPU's power limit (700 W assumed)");
+  CHECK(count(evaluate(set_of(rule), recs), RuleOutcome::NotApplied) == 3);  // no inventory at all
+
+  // Another model of the same file's family is not this SKU.
+  GpuFactsIndex nvl;
+  nvl.add("gpa-node2", 4, {"NVIDIA H200 NVL", "NVL", 600.0});
+  CHECK(evaluate(set_of(rule), {recs[1]}, nvl)[0].not_applied_because ==
+        "the GPU is a 'NVIDIA H200 NVL', not NVIDIA H200 SXM 141GB");
+}
+
+TEST_CASE("a node's or the job's floor holds only where every GPU it covers meets the assumption", "[evaluate]") {
+  Rule rule;
+  rule.name = "all_reduce_8gpu";
+  rule.phase = "nccl-scaling";
+  rule.test = "all_reduce";
+  rule.metric = "busbw";
+  rule.min = 330;
+  rule.basis = "90% of 366.7";
+  rule.assumes = h200_sxm();
+  const Record node = busbw("gpa-node2", 8589934592.0, 300);
+  CHECK(evaluate(set_of(rule), {node}, node_of_8(700))[0].outcome == RuleOutcome::Fail);
+  CHECK(evaluate(set_of(rule), {node}, node_of_8(450))[0].outcome == RuleOutcome::NotApplied);
+  Record job = node;
+  job.node.clear();
+  GpuFactsIndex two_nodes = node_of_8(700);
+  two_nodes.add("gpa-node1", 0, {"NVIDIA H200", "SXM", 400.0});
+  CHECK(evaluate(set_of(rule), {job}, two_nodes)[0].outcome == RuleOutcome::NotApplied);
+  // A maximum or a fleet rule assumes nothing of the GPU: judged whatever NVML said.
+  Rule cap = rule;
+  cap.min.reset();
+  cap.max = 100;
+  CHECK(evaluate(set_of(cap), {node}, GpuFactsIndex{})[0].outcome == RuleOutcome::Fail);
+}

@@ -93,13 +93,38 @@ TEST_CASE("node actions: a node with a FAIL is drained, not also watched") {
 
 TEST_CASE("node actions: failures about the whole job or a file blame no node") {
   Report r;
-  Record job = on("gpu01", Status::Fail, "all_reduce", kJobLevel);
+  r.grid.nodes = {"gpu01"};
+  Record job = on("", Status::Fail, "all_reduce", kJobLevel);  // across nodes: no node named
   Record file = on("", Status::Error, "result_file");
-  r.checks = {job, file};
+  Record learning = on("", Status::Fail, "learning", kJobLevel);  // the loss curve of all GPUs
+  learning.phase = "fsdp-lora";
+  r.checks = {job, file, learning};
   const NodeActions a = node_actions(r);
   CHECK(a.drain.empty());
   CHECK(a.watch.empty());
-  CHECK(a.unattributed_failures == 2);
+  CHECK(a.unattributed_failures == 3);
+}
+
+TEST_CASE("node actions: a record naming a node drains it, whichever rank wrote it") {
+  // Issue 39: discover's gpus_per_node, smoke's binding and Slurm checks and nccl-scaling's
+  // intra_node rows are written by rank 0 (rank -1) about one node; such a FAIL drains that
+  // node with the check as the reason, as a rank's own record does.
+  Report r;
+  r.grid.nodes = {"gpu01", "gpu02", "gpu03"};
+  Record gpus = on("gpu02", Status::Fail, "gpus_per_node", kJobLevel);
+  gpus.phase = "discover";
+  gpus.gpu_index = -1;
+  gpus.message = "0 GPUs visible to the job's ranks, Slurm allocated 1: NVML not loadable";
+  Record intra = on("gpu03", Status::Fail, "all_reduce", kJobLevel);
+  intra.phase = "nccl-scaling";
+  r.checks = {on("gpu01", Status::Pass), gpus, intra};
+  r.verdicts = {verdict(on("gpu03", Status::Pass, "all_reduce", kJobLevel), RuleCheck::Min, RuleOutcome::Fail)};
+  const NodeActions a = node_actions(r);
+  CHECK(names(a.drain) == std::vector<std::string>{"gpu02", "gpu03"});
+  CHECK(a.drain[0].first_problem ==
+        "FAIL gpus_per_node: 0 GPUs visible to the job's ranks, Slurm allocated 1: NVML not loadable");
+  CHECK(a.drain[1].problems == 2);
+  CHECK(a.unattributed_failures == 0);
 }
 
 TEST_CASE("node actions: a lost node is drained, not the survivors that waited for it") {

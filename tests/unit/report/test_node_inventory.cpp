@@ -56,3 +56,29 @@ TEST_CASE("a broken or oddly typed document does not stop the table", "[inventor
   CHECK(t.nodes[0].gpu_names.empty());
   CHECK(t.nodes[0].fields.at("GPUs") == "none");
 }
+
+TEST_CASE("each GPU's form factor and power limit, as NVML reported them, for the floors", "[inventory]") {
+  const std::string doc = json{{"host", "a"},
+                               {"gpus",
+                                {{"node_gpus",
+                                  {{{"node_index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"form_factor", "SXM"},
+                                    {"power_limit_w", 700.0}},
+                                   {{"node_index", 1}, {"name", "NVIDIA H100 80GB HBM3"}, {"form_factor", "SXM"},
+                                    {"power_limit_w", 500.0}},
+                                   {{"nvml_index", 2}, {"name", "NVIDIA H100 80GB HBM3"}}}}}}}  // an older inventory
+                              .dump();
+  const auto t = inventory_table({doc});
+  gpuaccept::Record gpu1;
+  gpu1.node = "a";
+  gpu1.gpu_index = 1;
+  const auto mine = t.gpus.of(gpu1);
+  REQUIRE(mine.size() == 1);
+  CHECK(mine[0]->form_factor == "SXM");
+  CHECK(*mine[0]->power_limit_w == 500);
+  gpu1.gpu_index = 2;
+  REQUIRE(t.gpus.of(gpu1).size() == 1);
+  CHECK_FALSE(t.gpus.of(gpu1)[0]->power_limit_w);  // not reported: the floors will not assume it
+  gpu1.gpu_index = -1;
+  CHECK(t.gpus.of(gpu1).size() == 3);  // a node's record: every GPU of the node
+  CHECK(node(t, "a").fields.at("GPU board") == "1 × ? ? W + 1 × SXM 500 W + 1 × SXM 700 W");
+}

@@ -24,6 +24,7 @@ rules:
     test: peer_latency
     fleet_above_median_pct: 25
     severity: WARN
+gpu: {sku: NVIDIA H200 SXM 141GB, form_factor: SXM, power_limit_w: 700}
 )";
 
 // The InputError message of parsing `text` as "t.yaml".
@@ -59,6 +60,50 @@ TEST_CASE("a threshold file is read into rules with filters and bounds", "[thres
   CHECK(r.severity == Severity::Fail);
   CHECK(t.rules[1].severity == Severity::Warn);
   CHECK(t.rules[1].metric.empty());
+}
+
+TEST_CASE("a model's floors carry the GPU they were measured on", "[thresholds]") {
+  const ThresholdSet t = ThresholdSet::parse(kValid, "t.yaml");
+  REQUIRE(t.gpu);
+  REQUIRE(t.rules[0].assumes);
+  const GpuAssumption& a = *t.rules[0].assumes;
+  CHECK(a.sku == "NVIDIA H200 SXM 141GB");
+  CHECK(a.models == std::vector<std::string>{"NVIDIA H200"});
+  CHECK(a.form_factor == "SXM");
+  CHECK(a.power_limit_w == 700);
+  CHECK(a.describe() == "NVIDIA H200 SXM 141GB (SXM, power limit >= 700 W)");
+  CHECK_FALSE(t.rules[1].assumes);  // a fleet rule assumes nothing: it compares like with like
+
+  // A floor in a model's file without `gpu:` is refused: it would judge every board alike.
+  std::string no_gpu = kValid;
+  no_gpu.erase(no_gpu.find("gpu: {"));
+  CHECK_THAT(error_of(no_gpu), Catch::StartsWith("t.yaml:4: key 'rules[0].min': a floor in a model's file needs"));
+  std::string bad_form = kValid;
+  bad_form.replace(bad_form.find("form_factor: SXM"), 16, "form_factor: OAM");
+  CHECK_THAT(error_of(bad_form), Catch::Contains("key 'gpu.form_factor': expected SXM, PCIe or NVL, got 'OAM'"));
+  std::string no_watts = kValid;
+  no_watts.replace(no_watts.find(", power_limit_w: 700"), 20, "");
+  CHECK_THAT(error_of(no_watts), Catch::Contains("key 'gpu.power_limit_w': missing"));
+  CHECK_THAT(error_of("gpu: {sku: x, form_factor: SXM, power_limit_w: 700}\nrules:\n  - {name: a, phase: p, test: t, "
+                      "max: 1, basis: b, severity: FAIL}\n"),
+             Catch::Contains("key 'gpu': a file without `models:` is for no GPU in particular"));
+}
+
+TEST_CASE("the shipped model files say what every floor assumes", "[thresholds]") {
+  for (const char* file : {"h100-sxm-80gb.yaml", "h200-141gb.yaml"}) {
+    INFO(file);
+    const ThresholdSet t = ThresholdSet::load(std::string(GPUACCEPT_THRESHOLDS_SOURCE_DIR) + "/" + file);
+    REQUIRE(t.gpu);
+    CHECK(t.gpu->form_factor == "SXM");
+    CHECK(t.gpu->power_limit_w == 700);
+    int floors = 0;
+    for (const Rule& r : t.rules) {
+      if (!r.min || r.origin.find(file) == std::string::npos) continue;  // generic.yaml's are policies
+      CHECK(r.assumes);
+      ++floors;
+    }
+    CHECK(floors >= 2);
+  }
 }
 
 TEST_CASE("GPU models match case-insensitively but not by prefix", "[thresholds]") {

@@ -32,6 +32,8 @@ TEST_CASE("two ranks on one GPU fail, naming ranks and node", "[smoke][binding]"
   REQUIRE(rs.size() == 2);
   CHECK(rs[0].status == Status::Fail);
   CHECK(rs[0].node == "n1");
+  CHECK(rs[0].rank == kJobLevel);  // written by rank 0 about n1: n1 is the one blamed
+  CHECK(blames_node(rs[0]));
   CHECK_THAT(rs[0].message, Catch::Contains("ranks 0 and 1 share GPU GPU-a") && Catch::Contains("n1"));
   CHECK(rs[1].status == Status::Pass);  // sharing is judged per node: n2's ranks use two GPUs
   CHECK(check_gpu_sharing(all, true)[0].status == Status::Pass);

@@ -19,6 +19,7 @@ TEST_CASE("node states: DOWN, DRAIN and FAIL are problems", "[smoke][slurm]") {
   const Record r = evaluate_node_state({"gpa-node2", NODE_STATE_IDLE | NODE_STATE_DRAIN, "bad gpu", "gpu:8"});
   CHECK(r.status == Status::Fail);
   CHECK(r.node == "gpa-node2");
+  CHECK(blames_node(r));  // about gpa-node2, though rank 0 asked the controller
   CHECK_THAT(r.message, Catch::Contains("DRAINED") && Catch::Contains("bad gpu"));
 }
 
@@ -26,6 +27,7 @@ TEST_CASE("partition must be UP", "[smoke][slurm]") {
   CHECK(evaluate_partition("gpu", SlurmPartition{"gpu", PARTITION_UP}).status == Status::Pass);
   CHECK(evaluate_partition("gpu", SlurmPartition{"gpu", PARTITION_DRAIN}).status == Status::Fail);
   CHECK(evaluate_partition("gpu", std::nullopt).status == Status::Fail);
+  CHECK_FALSE(blames_node(evaluate_partition("gpu", std::nullopt)));  // about the job: no node to drain
 }
 
 TEST_CASE("configured GPU GRES equals the GPUs NVML sees", "[smoke][slurm]") {
@@ -33,6 +35,8 @@ TEST_CASE("configured GPU GRES equals the GPUs NVML sees", "[smoke][slurm]") {
   const Record missing = evaluate_gres("n1", "gpu:h200:8(S:0-1)", 7, "");
   CHECK(missing.status == Status::Fail);
   CHECK(missing.params.at("expected") == "8");
+  CHECK(missing.node == "n1");
+  CHECK(blames_node(missing));
   const Record cpu = evaluate_gres("n1", "gpu:2", 0, "NVML not loadable: libnvidia-ml.so.1");
   CHECK(cpu.status == Status::Fail);
   CHECK_THAT(cpu.message, Catch::Contains("NVML not loadable"));
