@@ -16,7 +16,8 @@ fail() { echo "FAIL (drain_unusable_gpus): $*" >&2; exit 1; }
 set +e
 srun -N2 --ntasks-per-node=1 --mpi=pmix bash -c \
   'if [ "$(hostname)" = gpa-node2 ]; then export SLURM_GPUS_ON_NODE=1; fi; exec "$0" "$@"' \
-  "$GPUACCEPT_BIN/gpuaccept-discover" --results "$root" --run-id "$run_id" >"$root/discover.log" 2>&1
+  "$GPUACCEPT_BIN/gpuaccept-discover" --results "$root" --run-id "$run_id" \
+  --config "$GPUACCEPT_SOURCE/configs/local.yaml" >"$root/discover.log" 2>&1  # the test cluster's fabric is TCP on purpose
 set -e
 "$RESULTS_CHECK" "$run/discover.h5" --ranks 2 --hosts 2 --record-status gpus_per_node=FAIL \
   --message-contains "gpus_per_node=0 GPUs visible to the job's ranks, Slurm allocated 1"
