@@ -32,10 +32,11 @@
 #                            Slurm's TaskPlugin [task/none: the nodes share this machine's
 #                            CPUs]; task/affinity binds each task to its CPUs, as a real
 #                            cluster should (tests/gpu/local_slurm.sh: one node, real CPUs)
-#   GPUACCEPT_CLUSTER_TASK_PROLOG
-#                            Slurm's TaskProlog, a script run before every task whose
-#                            "export NAME=value" lines set the task's environment [none]
-#                            (tests/gpu/node_gpu_prolog.sh: each node its own GPUs)
+#   GPUACCEPT_CLUSTER_NODE_GPUS
+#                            the GPUs (device minors) each node keeps, ';' between nodes,
+#                            e.g. "0;1": each slurmd's mount namespace hides the machine's
+#                            other GPUs, as a container runtime does, so that every node of a
+#                            multi-GPU machine has its own, NVML and CUDA alike [none: all]
 #   GPUACCEPT_SLURM_PREFIX   root where the slurm/munge .debs were unpacked with
 #                            dpkg -x [empty: the system install].
 
@@ -88,6 +89,21 @@ node_veth() { echo "gpa-v$1"; }                  # interface names max 15 chars
 slurmd_pid_file() { echo "$RUN_DIR/slurmd-$1.pid"; }   # slurm.conf writes it with %n
 
 log() { echo "[cluster] $*" >&2; }
+
+# gpus_to_hide NODE_INDEX: what node i's mount namespace covers, from GPUACCEPT_CLUSTER_NODE_GPUS:
+# the device file of every other GPU (/dev/nvidiaN) and its /proc/driver/nvidia/gpus/<bus>
+# entry, which NVML enumerates from (the driver's "Device Minor" there says which N it is).
+gpus_to_hide() {
+  [[ -n ${NODE_GPUS:-} ]] || return 0
+  local keep dir minor
+  keep=$(cut -d';' -f"$1" <<<"$NODE_GPUS")
+  for dir in /proc/driver/nvidia/gpus/*; do
+    [[ -r $dir/information ]] || continue
+    minor=$(awk -F: '/Device Minor/ {gsub(/ /, "", $2); print $2}' "$dir/information")
+    [[ -n $minor ]] || continue
+    if ! [[ ",$keep," == *",$minor,"* ]]; then echo "/dev/nvidia$minor $dir"; fi
+  done
+}
 die() { echo "[cluster] ERROR: $*" >&2; exit 1; }
 
 # --- where the binaries are --------------------------------------------------

@@ -5,8 +5,12 @@
 # with GPA_PREFIX=/opt/gpuaccept-debian13 so the two stacks never mix).
 GPA_CARRY=${GPA_CARRY:-.gpu-carry}
 GPA_PREFIX=${GPA_PREFIX:-/opt/gpuaccept-prefix}
+# Unpacked once, under a lock: two scripts started at once (one per GPU) must not load from a
+# half-unpacked prefix (their first runs died with exit 127, a library not found).
+mkdir -p "$GPA_PREFIX"
+exec {gpa_lock}>"$GPA_PREFIX.lock"
+flock "$gpa_lock"
 if [ ! -d "$GPA_PREFIX/usr" ]; then
-  mkdir -p "$GPA_PREFIX"
   for d in "$GPA_CARRY"/debs/*.deb; do dpkg -x "$d" "$GPA_PREFIX"; done
 fi
 # Only libraries this machine lacks go on the loader path: the system's own (newer)
@@ -23,6 +27,7 @@ if [ ! -d "$extra" ]; then
     grep -qxF "$name" <<<"$known" || ln -sf "$f" "$extra/$name"
   done
 fi
+flock -u "$gpa_lock"
 lib=$GPA_PREFIX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$extra:$lib/slurm-wlm${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$GPA_PREFIX/usr/bin:$GPA_PREFIX/usr/sbin:$GPA_PREFIX/bin:$GPA_PREFIX/sbin:$PATH

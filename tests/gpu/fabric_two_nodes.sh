@@ -1,7 +1,7 @@
 #!/bin/bash
 # The acceptance pipeline over two Slurm nodes of one GPU machine (issue 37): the local Slurm
 # runs two slurmd, each in its own network namespace with its own half of the GPUs
-# (local_slurm.sh with GPU_NODES=2, node_gpu_prolog.sh), joined by a Linux bridge: NCCL's
+# (local_slurm.sh with GPU_NODES=2: the other GPUs hidden from each slurmd), joined by a Linux bridge: NCCL's
 # NET/Socket between them and no RDMA port, a fabric that is not fit for training.
 #   tests/gpu/fabric_two_nodes.sh            (one device call on 2 GPUs or more; carry .gpu-carry)
 # Expected, and checked here: the verdict FAIL within 5 minutes, naming the socket transport

@@ -25,10 +25,17 @@ for ((i = 1; i <= gpu_nodes; i++)); do
   GPUACCEPT_CLUSTER_GRES_CONF_LINES+="NodeName=gpa-node$i Name=gpu File=/dev/nvidia[$first-$((first + per_node - 1))]"$'\n'
 done
 export GPUACCEPT_CLUSTER_NODES=$gpu_nodes GPUACCEPT_CLUSTER_GRES="gpu:$per_node" GPUACCEPT_CLUSTER_GRES_CONF_LINES
-# Several nodes on one machine: each task gets its own node's GPUs (node_gpu_prolog.sh says why).
+# Several nodes on one machine: each node's slurmd (and so its jobs) sees only its own GPUs, the
+# others hidden in its mount namespace as a container runtime hides them (tests/cluster/up,
+# GPUACCEPT_CLUSTER_NODE_GPUS). Without it Slurm numbers every node's GPUs from 0 and nothing
+# isolates the devices: both nodes drove GPU 0, and NVML showed each node all the machine's GPUs.
 if ((gpu_nodes > 1)); then
-  echo "$per_node" >tests/gpu/node_gpu_prolog.conf
-  export GPUACCEPT_CLUSTER_TASK_PROLOG=$PWD/tests/gpu/node_gpu_prolog.sh
+  GPUACCEPT_CLUSTER_NODE_GPUS=""
+  for ((i = 1; i <= gpu_nodes; i++)); do
+    first=$(((i - 1) * per_node % ngpu))
+    GPUACCEPT_CLUSTER_NODE_GPUS+="${GPUACCEPT_CLUSTER_NODE_GPUS:+;}$(seq -s, "$first" $((first + per_node - 1)))"
+  done
+  export GPUACCEPT_CLUSTER_NODE_GPUS
 fi
 # slurmd's GRES debugging into its log, for when a machine's GPUs do not register.
 export GPUACCEPT_CLUSTER_DEBUG_FLAGS=${GPUACCEPT_CLUSTER_DEBUG_FLAGS:-Gres}
