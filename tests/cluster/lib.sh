@@ -99,7 +99,7 @@ gpus_to_hide() {
   keep=$(cut -d';' -f"$1" <<<"$NODE_GPUS")
   for dir in /proc/driver/nvidia/gpus/*; do
     [[ -r $dir/information ]] || continue
-    minor=$(awk -F: '/Device Minor/ {gsub(/ /, "", $2); print $2}' "$dir/information")
+    minor=$(awk -F: '/Device Minor/ {gsub(/[[:space:]]/, "", $2); print $2}' "$dir/information")
     [[ -n $minor ]] || continue
     if ! [[ ",$keep," == *",$minor,"* ]]; then echo "/dev/nvidia$minor $dir"; fi
   done

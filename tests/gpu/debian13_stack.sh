@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export GPA_CARRY=.gpu-carry-debian13 GPA_PREFIX=/opt/gpuaccept-debian13
-[ -d "$GPA_CARRY/bin" ] || { echo "debian13_stack: no $GPA_CARRY: run STACK=debian13 tests/gpu/prepare here first" >&2; exit 2; }
+[ -d "$GPA_CARRY/bin" ] || [ -f "$GPA_CARRY/bin.tar.xz" ] || { echo "debian13_stack: no $GPA_CARRY: run STACK=debian13 tests/gpu/prepare here first" >&2; exit 2; }
 source tests/gpu/env.sh
 source tests/gpu/local_slurm.sh || exit 1  # ngpu, the cluster's exports, bind
 sinfo -V

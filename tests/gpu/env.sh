@@ -10,6 +10,8 @@ GPA_PREFIX=${GPA_PREFIX:-/opt/gpuaccept-prefix}
 mkdir -p "$GPA_PREFIX"
 exec {gpa_lock}>"$GPA_PREFIX.lock"
 flock "$gpa_lock"
+# Binaries packed as one archive (STACK=debian13 prepare): unpacked beside it.
+if [ -f "$GPA_CARRY/bin.tar.xz" ] && [ ! -d "$GPA_CARRY/bin" ]; then tar -C "$GPA_CARRY" -xJf "$GPA_CARRY/bin.tar.xz"; fi
 if [ ! -d "$GPA_PREFIX/usr" ]; then
   for d in "$GPA_CARRY"/debs/*.deb; do dpkg -x "$d" "$GPA_PREFIX"; done
 fi
