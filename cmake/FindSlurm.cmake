@@ -40,9 +40,6 @@ endif()
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(Slurm REQUIRED_VARS SLURM_LIBRARY SLURM_INCLUDE_DIR VERSION_VAR SLURM_VERSION
   REASON_FAILURE_MESSAGE "set SLURM_ROOT to the prefix of the cluster's Slurm (its include/slurm/slurm.h and lib64/libslurm.so) (README.md, Build on your cluster)")
-if(Slurm_FOUND AND NOT TARGET Slurm::slurm)
-  add_library(Slurm::slurm UNKNOWN IMPORTED)
-  set_target_properties(Slurm::slurm PROPERTIES
-    IMPORTED_LOCATION "${SLURM_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+if(Slurm_FOUND)
+  gpuaccept_imported_library(Slurm::slurm "${SLURM_LIBRARY}" "${SLURM_INCLUDE_DIR}")
 endif()

@@ -24,7 +24,7 @@ namespace gpuaccept::nccl_scaling {
 struct ObservedTransports {
   std::set<std::string> kinds;
   std::vector<std::string> warnings;  // NCCL's WARN lines, as they stand
-  std::string net_devices;            // the last "NET/IB : Using ..." or "NET/Socket : Using ..." line's list
+  std::string net_devices;            // the last "NET/IB : Using ..." or "NET/Socket : Using ..." line from "IB :" or "Socket :" on
   bool between_nodes() const;         // any NET/* kind
   bool over_sockets() const;          // NET/Socket
   bool ib_without_gdr() const;        // NET/IB without GDRDMA
@@ -35,7 +35,8 @@ ObservedTransports parse_nccl_log(std::string_view text);
 // "via NET/IB/0(1)/GDRDMA" -> "NET/IB/GDRDMA"; "via P2P/CUMEM/read" -> "P2P"; "" if not a via line.
 std::string transport_kind(std::string_view via);
 
-// The log file of this process, set up before NCCL's first call; read piecewise per scale.
+// The log file of this process, set up before NCCL's first call; read_new() takes what came
+// since its last call (the sweep reads it once, at its end: what every scale used).
 class NcclLog {
  public:
   // `path`: where NCCL is to write; taken only if the operator set neither NCCL_DEBUG nor

@@ -308,7 +308,8 @@ void Sweep::run_collective_scale(Scale scale) {
             for (int p = 0; p < placements; ++p) slowest_us = std::max(slowest_us, row_figures(c, r, p, n).time_us);
             budget.after(size, d.plan, placements, slowest_us);
             if (leader) {
-              record_row(c, dtype, scale, *mine, transport, line_rate ? &*line_rate : nullptr, r, table);
+              record_row(c, dtype, scale, *mine, transport, line_rate ? &*line_rate : nullptr,
+                         d.kind == ScaleBudget::Decision::Kind::MeasureReduced, r, table);
               if (d.kind == ScaleBudget::Decision::Kind::MeasureReduced)
                 log_info("{} {} {} at scale {}: {}", c.name, di.name, format_bytes(static_cast<double>(size)), sname, d.reason);
             }
@@ -354,7 +355,8 @@ void Sweep::record_budget_skip(const Collective& c, Dtype dtype, Scale scale, co
 }
 
 void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
-                       const LineRate* line_rate, const RowResult& r, std::vector<TableRow>& table) {
+                       const LineRate* line_rate, bool budget_reduced, const RowResult& r,
+                       std::vector<TableRow>& table) {
   const auto di = info(dtype);
   const int n = static_cast<int>(group.members.size());
   TableRow row;
@@ -376,7 +378,7 @@ void Sweep::record_row(const Collective& c, Dtype dtype, Scale scale, const Grou
                      {"dtype", std::string(di.name)},        {"inplace", p ? "1" : "0"},
                      {"scale", std::string(scale_name(scale))}, {"ranks", std::to_string(n)},
                      {"transport", transport}};
-    if (r.plan.iters * r.plan.batches == 1) params["budget"] = "reduced";  // one timed operation (scale_budget.h)
+    if (budget_reduced) params["budget"] = "reduced";  // one timed operation (scale_budget.h)
     if (line_rate) {  // across nodes: what the report's line-rate rules judge against (docs/fabric.md)
       params["line_rate_gbps"] = fmt::format("{:g}", line_rate->gbps);
       params["line_rate_source"] = line_rate->source;
@@ -450,7 +452,11 @@ void Sweep::judge_transports() {
     if (!plan.runs()) continue;
     const auto line_rate = line_rate_of_group(plan.groups.front());
     if (!line_rate) continue;  // within one node: nothing crosses the fabric
-    TransportEvidence e{std::string(scale_name(s)), plan.groups.front().members, kinds, not_observed};
+    // Every group's ranks (inter_node has one group per local rank): a GPU whose NCCL fell
+    // back to sockets is named whichever group it was in.
+    std::vector<int> members;
+    for (const Group& g : plan.groups) members.insert(members.end(), g.members.begin(), g.members.end());
+    TransportEvidence e{std::string(scale_name(s)), members, kinds, not_observed};
     Record r = judge_nccl_transport(e, infos_, fabric_, *line_rate);
     log_rank0("{:<5} nccl_transport at {}: {}", to_string(r.status), scale_name(s), r.message);
     add(std::move(r));

@@ -90,8 +90,9 @@ class Sweep {
   const double* world_gather(const double (&mine)[4], const WaitContext& ctx);
   std::vector<int> gpu_index_of_rank() const;
   void run_collective_scale(Scale scale);
+  // budget_reduced: the scale's budget cut the row to one timed operation (param budget: reduced).
   void record_row(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
-                  const LineRate* line_rate, const RowResult& r, std::vector<TableRow>& table);
+                  const LineRate* line_rate, bool budget_reduced, const RowResult& r, std::vector<TableRow>& table);
   // A size the scale's time budget left out (scale_budget.h): a SKIP, logged once per sweep.
   void record_budget_skip(const Collective& c, Dtype dtype, Scale scale, const Group& group, const std::string& transport,
                           std::size_t size, const std::string& reason);

@@ -27,8 +27,8 @@ namespace gpuaccept::nccl_scaling {
 
 struct TransportEvidence {
   std::string scale;
-  std::vector<int> members;                  // world ranks of the group(s) at this scale
-  std::vector<std::set<std::string>> kinds;  // by world rank: transport kinds its NCCL logged at this scale
+  std::vector<int> members;                  // world ranks of every group at this scale
+  std::vector<std::set<std::string>> kinds;  // by world rank: transport kinds its NCCL logged (the whole sweep)
   std::string not_observed;                  // non-empty: why NCCL's log could not be read
 };
 

@@ -33,7 +33,9 @@ Nvml::Nvml() {
   }
   const nvmlReturn_t rc = call(*this, "nvmlInit_v2");
   if (rc != NVML_SUCCESS) {
-    reason_ = fmt::format("nvmlInit_v2 failed: {}", error_string(rc));
+    // Where the library is installed but no driver is loaded (a build host, a container
+    // without the GPU runtime): "Driver Not Loaded". The word NVML says whose call failed.
+    reason_ = fmt::format("NVML's nvmlInit_v2 failed: {}", error_string(rc));
     return;
   }
   available_ = true;
