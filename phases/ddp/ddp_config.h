@@ -46,7 +46,7 @@ struct DdpConfig {
                                     // bf16_compress_hook; gpu/gradient_sync.h) or fp32 (as PyTorch
                                     // DDP's default). bf16 by default: on 4 H200s it kept the
                                     // backward 0.6 ms shorter beside NCCL, scaling 95.1-95.8% vs
-                                    // 93.3-94.2% (docs/performance.md); equivalence within 1.5e-3
+                                    // 93.3-94.2% (docs/performance-history.md); equivalence within 1.5e-3
   std::string all_reduce = "nccl";  // ddp.all_reduce: how the buckets' bytes cross the GPUs: nccl
                                     // (NCCL's kernels) or copy_engine (one node, bf16: copies by
                                     // the copy engines, no NCCL kernel beside the backward pass

@@ -1,7 +1,8 @@
 // The fsdp-lora training loop: for each optimizer step, grad_accum micro-batches of the data
 // through the model (forward, per-layer recompute and backward, with the frozen base gathered
 // layer by layer by FsdpWeights), the LoRA gradients all-reduced across the ranks, global-norm
-// clipping and AdamW on the fp32 LoRA master (ddp's kernels, which also refresh the bf16 copy).
+// clipping and AdamW on the fp32 LoRA master (src/train's kernels, the ones ddp steps with, which
+// also refresh the bf16 copy).
 // One host wait per step, bounded by RankRuntime (deadline, NCCL async errors, other ranks'
 // abort notices), so a dead or hung rank ends the run with a Fault instead of a hang.
 //

@@ -47,7 +47,7 @@ struct PollPolicy {
   // then sleeps between polls, doubling the pause up to max_pause, so a long wait costs
   // no core that NCCL's proxy thread may need. A wait's end is seen up to max_pause late:
   // at 2 ms, a ddp step took 1.9 ms more on the host's clock than on the GPU's; at 0.2 ms,
-  // 0.8 ms (docs/performance.md).
+  // 0.8 ms (docs/performance-history.md).
   WatchDuration spin{0.002};
   WatchDuration first_pause{0.00005};
   WatchDuration max_pause{0.0002};

@@ -1,7 +1,7 @@
 // Other ranks' device allocations mapped into this process with CUDA IPC, so that copies can
 // read them straight out of their GPUs' memory with the copy engines: no kernel, so no SM taken
 // from the compute running beside them. NCCL's collectives run as kernels on some of the SMs,
-// and the kernels beside them slow down; with copies they slow less (docs/performance.md:
+// and the kernels beside them slow down; with copies they slow less (docs/performance-history.md:
 // fsdp-lora's gathers, 95.9-96.1% scaling on two H200s against 94.3-95.0% by NCCL). Only for the
 // ranks of one node whose GPUs can map each other's memory.
 //

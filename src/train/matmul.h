@@ -66,7 +66,7 @@ class Matmul {
   // SMs for an all-reduce, a cuBLASLt kernel sized for the whole GPU, in clusters of CTAs,
   // runs up to twice as long; one chosen for the SMs left (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)
   // with one CTA per cluster keeps its speed there, and costs about 13% when nothing runs
-  // beside it (tests/gpu/probes/carveout_probe.cu, docs/performance.md). Each target has
+  // beside it (tests/gpu/probes/carveout_probe.cu, docs/performance-history.md). Each target has
   // plans of its own.
   void set_sm_target(int sms) { sm_target_ = sms; }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Two builds of gpuaccept-ddp on one GPU, alternately, in one call: the GPU machines lent
-# differ by several percent from call to call (docs/performance.md), which hides a change
+# differ by several percent from call to call (docs/performance-history.md), which hides a change
 # of a few percent unless both builds run on the same GPU:
 #   tests/gpu/ddp_ab.sh BIN_A BIN_B [ROUNDS]     (after: source tests/gpu/env.sh)
 # Each round runs A, then B (GPT-2 124M, micro-batch 16, seq 1024, STEPS [40] steps, the

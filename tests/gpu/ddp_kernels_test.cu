@@ -1,5 +1,8 @@
-// GPU check of phases/ddp/gpu/kernels.h: every kernel on random inputs (fixed seed), odd
-// sizes and one GPT-2 124M-like size, against a plain double-precision loop on the CPU.
+// GPU check of phases/ddp/gpu/kernels.h and of the src/train kernels ddp calls (the optimizer's,
+// train/optimizer_kernels.h; the causal softmax, train/causal_softmax_kernels.h; fp32 <-> bf16,
+// train/bf16_cast_kernels.h; fsdp-lora calls the last two as well): every kernel on random
+// inputs (fixed seed), odd sizes and one GPT-2 124M-like size, against a plain
+// double-precision loop on the CPU.
 // One line per check:
 //   kernel <name> <shape> max_abs_err=... max_rel_err=... tol=... PASS|FAIL
 // and exit status 1 if any check fails. Needs a GPU, so it is not a ctest test.
@@ -23,12 +26,14 @@
 #include <cuda_runtime.h>
 
 #include "ddp/gpu/kernels.h"
+#include "train/bf16_cast_kernels.h"
+#include "train/causal_softmax_kernels.h"
 #include "train/optimizer_kernels.h"
 
 namespace {
 
 namespace kn = gpuaccept::ddp::gpu;
-namespace train = gpuaccept::train;  // the optimizer kernels ddp steps with
+namespace train = gpuaccept::train;  // the kernels ddp shares with fsdp-lora
 using bf16 = __nv_bfloat16;
 
 // bf16 outputs: rounding alone is up to 2^-9 ~ 2e-3 relative; fast-math exp/tanh add less.
@@ -372,7 +377,7 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
   // fp32 -> bf16 must round to nearest even exactly as the host's conversion does.
   const auto f = random_f32(rng, total, -3, 3);
   Buffer<float> d_f(f);
-  kn::cast_to_bf16(d_out.get() + offset, d_f.get() + offset, n, nullptr);
+  train::cast_to_bf16(d_out.get() + offset, d_f.get() + offset, n, nullptr);
   sync();
   for (std::size_t i = 0; i < n; ++i) ref[i] = round_bf16(f[i + offset]);
   compare("cast_to_bf16", shape, slice(from_bf16(d_out.download())), ref, kExact);
@@ -381,7 +386,7 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
   // (exact): three stretches of the fp32 buffer, the middle one misaligned by `offset`.
   {
     const std::size_t m = n / 3;
-    kn::PackedParts parts;
+    train::PackedParts parts;
     const std::size_t starts[3] = {0, m + 1 + static_cast<std::size_t>(offset), 2 * m + 3};
     std::size_t at = 0;
     for (int k = 0; k < 3; ++k) {
@@ -393,7 +398,7 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
     }
     parts.parts = 3;
     auto d_packed = device_bf16(std::vector<float>(at, -9.f));
-    kn::pack_to_bf16(d_packed.get(), parts, nullptr);
+    train::pack_to_bf16(d_packed.get(), parts, nullptr);
     sync();
     std::vector<double> packed_ref(at);
     for (int k = 0; k < 3; ++k)
@@ -401,7 +406,7 @@ void test_elementwise(Rng& rng, std::size_t n, int offset) {
     compare("pack_to_bf16", shape, from_bf16(d_packed.download()), packed_ref, kExact);
     Buffer<float> d_back(std::vector<float>(total, -7.f));
     for (int k = 0; k < 3; ++k) parts.fp32[k] = d_back.get() + starts[k];
-    kn::unpack_to_fp32(parts, d_packed.get(), nullptr);
+    train::unpack_to_fp32(parts, d_packed.get(), nullptr);
     sync();
     std::vector<double> back_ref(total, -7.0);  // untouched between the parts
     for (int k = 0; k < 3; ++k)
@@ -508,7 +513,7 @@ void test_causal_softmax(Rng& rng, int BH, int T) {
     if (upper(i)) pre_bits[i] = bf16_nan();
   Buffer<bf16> d_pre(pre_bits);
   auto d_att = device_bf16(std::vector<float>(n, 7.f));  // zeros must be written above the diagonal
-  kn::causal_softmax_forward(d_att.get(), d_pre.get(), scale, BH, T, nullptr);
+  train::causal_softmax_forward(d_att.get(), d_pre.get(), scale, BH, T, nullptr);
   sync();
   std::vector<double> ref_att(n, 0.0);
   for (std::size_t row = 0; row < static_cast<std::size_t>(BH) * T; ++row) {
@@ -544,13 +549,13 @@ void test_causal_softmax(Rng& rng, int BH, int T) {
   }
   Buffer<bf16> d_att_in(att_bits), d_datt(datt_bits);
   auto d_dpre = device_bf16(std::vector<float>(n, 7.f));
-  kn::causal_softmax_backward(d_dpre.get(), d_datt.get(), d_att_in.get(), scale, BH, T, nullptr);
+  train::causal_softmax_backward(d_dpre.get(), d_datt.get(), d_att_in.get(), scale, BH, T, nullptr);
   sync();
   auto dpre_gpu = from_bf16(d_dpre.download());
   compare("causal_softmax_backward", shape, dpre_gpu, ref_dpre, kTolBf16, lower);
   compare("causal_softmax_backward(upper=0)", shape, dpre_gpu, ref_dpre, kExact, upper);
   // In place: dpre == datt.
-  kn::causal_softmax_backward(d_datt.get(), d_datt.get(), d_att_in.get(), scale, BH, T, nullptr);
+  train::causal_softmax_backward(d_datt.get(), d_datt.get(), d_att_in.get(), scale, BH, T, nullptr);
   sync();
   dpre_gpu = from_bf16(d_datt.download());
   compare("causal_softmax_backward(inplace)", shape, dpre_gpu, ref_dpre, kTolBf16, lower);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A training phase on every GPU, once per variant, to compare settings that change its
-# communication (docs/performance.md): each variant is NAME[:VAR=VALUE,...][:key=value,...],
+# communication (docs/performance-history.md): each variant is NAME[:VAR=VALUE,...][:key=value,...],
 # environment variables for the ranks (NCCL_MAX_CTAS=8, ...) and config keys of the phase
 # (ddp: comm_sms=16, bucket_mib=100, ...; fsdp-lora: layers=28, prefetch_layers=2, ...). Prints
 # each run's throughput line.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Power and clocks of every GPU during the fsdp-lora phase's runs: is the all-GPU run's slower
-# backward (docs/performance.md: 27-32 ms a step on four H100s, the forward as fast as alone)
+# backward (docs/performance-history.md: 27-32 ms a step on four H100s, the forward as fast as alone)
 # the GPUs' power cap? nvidia-smi samples every GPU every 100 ms while the phase runs on all of
 # them through the local Slurm; the phase's log lines are time-stamped as they arrive; then
 # fsdp_power_summary.py gives, per run (all, single_gpu) over its timed steps, each GPU's mean

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Where fsdp-lora's all-GPU step loses time against each GPU alone (the scaling gap of
-# docs/performance.md), kernel by kernel, on N GPUs through the local Slurm. The phase runs
+# docs/performance-history.md), kernel by kernel, on N GPUs through the local Slurm. The phase runs
 # twice with the CUPTI library of probes/kernel_profile.cpp injected into every rank, each
 # table counting the last WINDOW_S seconds of the rank's GPU work:
 #   all         only the all-GPU run (no scaling, equivalence or checkpoint): its last steps;

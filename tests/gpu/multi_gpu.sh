@@ -58,7 +58,7 @@ steps=("$@")
 # 16 SMs left to NCCL.
 # Earlier lists: fp32 gradients (the bf16 default gained 1-1.5 points on four GPUs).
 VARIANTS=${VARIANTS:-"base ce::all_reduce=copy_engine sms16::comm_sms=16"}
-# fsdp-lora's settings side by side (docs/performance.md): the defaults, then the attention on
+# fsdp-lora's settings side by side (docs/performance-history.md): the defaults, then the attention on
 # mma.sync (forward variant 1, backward variant 2: what GPUs other than H100/H200 run; the
 # defaults there are the wgmma variants), recompute_keep attention (the default keeps the
 # attention block: +3.0% on four H100s), no recompute, and reduce_scatter (its all-reduce of the gradient norm and broadcast
@@ -109,7 +109,7 @@ if want ddp; then
 fi
 if want fsdp; then
   # 20 steps on all GPUs (17 timed): with 10, the first timed steps weighed on the median and
-  # scaling read 94.1-94.4% where 20 and 40 steps read 95.5-95.6% (docs/performance.md, 2026-11-26).
+  # scaling read 94.1-94.4% where 20 and 40 steps read 95.5-95.6% (docs/performance-history.md, 2026-11-26).
   FSDP_LAYERS=28 FSDP_STEPS=${FSDP_STEPS:-20} TORCH_MODES=ckpt run_step fsdp 150 tests/gpu/fsdp_lora_vs_torch.sh "$ngpu"
   grep -E "$fsdp_lines" "$work/fsdp.log" | grep -v ' r[1-9][0-9]*/' | cut -c1-230 | head -n 40
 fi

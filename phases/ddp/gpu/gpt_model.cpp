@@ -7,6 +7,8 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
+#include "train/bf16_cast_kernels.h"
+#include "train/causal_softmax_kernels.h"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -141,10 +143,12 @@ void GptModel::set_master(std::span<const float> host, cudaStream_t stream) {
   if (host.size() != layout_.total())
     throw std::invalid_argument(fmt::format("set_master: {} values for {} parameters", host.size(), layout_.total()));
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(master_.get(), host.data(), master_.bytes(), cudaMemcpyHostToDevice, stream));
-  cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream);
+  train::cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream);
 }
 
-void GptModel::refresh_params(cudaStream_t stream) { cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream); }
+void GptModel::refresh_params(cudaStream_t stream) {
+  train::cast_to_bf16(params_.get(), master_.get(), layout_.total(), stream);
+}
 
 // ---------------------------------------------------------------- attention products
 // Per head, q, k, v are row-major (T, HS) and the scores (T, T). cuBLAS is column-major, so
@@ -217,7 +221,7 @@ void GptModel::attention_backward(const bf16* dy, int layer, cudaStream_t s) {
     head_gemm(false, true, HS, H, T - static_cast<int>(c0), dy + c0 * HS, HS, THS, att + c0 * T + c0, T, TT,
               dv + c0 * HS, HS, THS, s);
   }
-  causal_softmax_backward(datt, datt, att, 1.0f / std::sqrt(static_cast<float>(HS)), B * NH, T, s);
+  train::causal_softmax_backward(datt, datt, att, 1.0f / std::sqrt(static_cast<float>(HS)), B * NH, T, s);
   for (long long c0 = 0; c0 < T; c0 += H) {
     // dq^T (HS x queries) = k^T (HS x keys) dscores^T (keys x queries)
     head_gemm(false, false, HS, H, static_cast<int>(c0) + H, k, HS, THS, datt + c0 * T, T, TT, dq + c0 * HS, HS,
@@ -264,7 +268,7 @@ void GptModel::forward(float dloss, cudaStream_t s) {
       matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
       split_qkv(q, q + NC, q + 2 * NC, qkv_.get(), B, T, NH, HS, s);
       attention_scores(scores_.get(), q, q + NC, s);
-      causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
+      train::causal_softmax_forward(att, scores_.get(), scale, B * NH, T, s);
       attention_values(nc_a_.get(), att, q + 2 * NC, s);
       merge_heads(atty, nc_a_.get(), B, T, NH, HS, s);
     }

@@ -7,6 +7,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
+#include "train/bf16_cast_kernels.h"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -14,13 +15,13 @@ namespace {
 
 std::size_t aligned_up(std::size_t n) { return (n + kSliceAlign - 1) / kSliceAlign * kSliceAlign; }
 
-// A bucket's parts side by side from the start of its packed stretch, kMaxPackedParts a launch.
-std::vector<PackedParts> pack_plan(const std::vector<std::span<float>>& parts) {
-  std::vector<PackedParts> launches;
+// A bucket's parts side by side from the start of its packed stretch, train::kMaxPackedParts a launch.
+std::vector<train::PackedParts> pack_plan(const std::vector<std::span<float>>& parts) {
+  std::vector<train::PackedParts> launches;
   std::size_t at = 0;
   for (std::span<float> p : parts) {
-    if (launches.empty() || launches.back().parts == kMaxPackedParts) launches.emplace_back();
-    PackedParts& l = launches.back();
+    if (launches.empty() || launches.back().parts == train::kMaxPackedParts) launches.emplace_back();
+    train::PackedParts& l = launches.back();
     l.fp32[l.parts] = p.data();
     l.at[l.parts] = at;
     l.count[l.parts] = p.size();
@@ -104,15 +105,15 @@ void GradientSync::layer_done(int layer, cudaStream_t compute, std::span<float> 
       // Rounded side by side into the bucket's own stretch of rounded_ (each bucket's
       // elements, padded to kSliceAlign; extra after the last's), so the bucket is one all-reduce.
       bf16* const packed = rounded_.get() + packed_at_[i];
-      const std::vector<PackedParts> launches = pack_plan(parts);
-      for (const PackedParts& l : launches) pack_to_bf16(packed, l, stream_);
+      const std::vector<train::PackedParts> launches = pack_plan(parts);
+      for (const train::PackedParts& l : launches) train::pack_to_bf16(packed, l, stream_);
       std::size_t n = 0;
       for (std::span<float> p : parts) n += p.size();
       if (comm_ == ce_comm_)
         copy_engine_average(packed_at_[i], n);
       else
         GPUACCEPT_NCCL_CHECK(ncclAllReduce(packed, packed, n, ncclBfloat16, ncclAvg, comm_, stream_));
-      for (const PackedParts& l : launches) unpack_to_fp32(l, packed, stream_);
+      for (const train::PackedParts& l : launches) train::unpack_to_fp32(l, packed, stream_);
     }
     launched_ = true;
   }

@@ -16,7 +16,7 @@
 //                A handshake is an ncclAllReduce of one float: a one-block kernel that
 //                completes on every rank once all have reached it (79 us on average on two
 //                H100s, most of it waiting for the peer). No faster than NCCL there
-//                (docs/performance.md), so not the default. Handshakes by stream memory
+//                (docs/performance-history.md), so not the default. Handshakes by stream memory
 //                operations instead (no kernel: commit a956966) made the backward shorter on
 //                four H200s but the wait for the slowest rank longer, no faster either.
 //                What keeps a rank from packing the next step's buckets while a peer still
@@ -49,7 +49,7 @@ namespace gpuaccept::ddp::gpu {
 // about 3 significant digits in the averaged gradient. Every rank gets the same bits either
 // way, so replicas stay bitwise equal. The pack and unpack kernels run on this class's stream,
 // beside the backward pass; on the compute stream instead they gained nothing on four H200s
-// (docs/performance.md, 2026-11-26 21:36).
+// (docs/performance-history.md, 2026-11-26 21:36).
 enum class ReducePrecision { Fp32, Bf16 };
 
 class GradientSync {

@@ -9,7 +9,9 @@
 //
 // What runs after the gradient all-reduce (global norm, clipping, AdamW) is src/train's,
 // shared with fsdp-lora (train/optimizer_kernels.h): deterministic bit for bit, so replicas
-// that start equal stay equal.
+// that start equal stay equal. So are the causal softmax of the attention as batched matmuls
+// (train/causal_softmax_kernels.h) and fp32 <-> bf16: the weights from the master copy, the
+// gradient buckets packed for the all-reduce (train/bf16_cast_kernels.h).
 #pragma once
 
 #include <cstddef>
@@ -70,15 +72,6 @@ void merge_qkv(bf16* dqkv, const bf16* dq, const bf16* dk, const bf16* dv, int B
 void merge_heads(bf16* out, const bf16* y, int B, int T, int NH, int HS, cudaStream_t stream);
 void split_heads(bf16* y, const bf16* out, int B, int T, int NH, int HS, cudaStream_t stream);
 
-// Causal softmax over each of BH (T,T) score matrices, row t1 over columns t2 <= t1:
-//   att[t1,t2] = exp(scale*pre[t1,t2] - m) / sum_{t<=t1} exp(scale*pre[t1,t] - m), 0 for t2 > t1.
-// The upper triangle of `pre` is never read (it may hold anything); att's is written 0.
-void causal_softmax_forward(bf16* att, const bf16* pre, float scale, int BH, int T, cudaStream_t stream);
-// dpre[t1,t2] = scale * att[t1,t2] * (datt[t1,t2] - sum_{t<=t1} att[t1,t] datt[t1,t]) for t2 <= t1, else 0.
-// dpre may alias datt (in place).
-void causal_softmax_backward(bf16* dpre, const bf16* datt, const bf16* att, float scale, int BH, int T,
-                             cudaStream_t stream);
-
 // Causal attention without the (T, T) matrix (FlashAttention-2), heads of 64, T a multiple of
 // 64, scale = 1/sqrt(64):
 //   out[t1] = sum_{t2 <= t1} softmax_t2(scale q[t1].k[t2]) v[t2];   lse[b, h, t1] = ln sum e^(scale q.k)
@@ -114,24 +107,6 @@ void cross_entropy_forward_backward(bf16* logits, float* losses, const int* targ
 
 // dbias[o] += sum_n dout[n,o]      dout (N,OC) bf16, dbias (OC) fp32
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
-
-// params[i] = bf16(master[i]), round to nearest even
-void cast_to_bf16(bf16* out, const float* in, std::size_t n, cudaStream_t stream);
-
-// A gradient bucket's parts (gpu/gradient_sync.h: one stretch of the flat fp32 buffer per
-// tensor, `extra` after them) packed side by side as bf16 for the all-reduce, and back: one
-// launch for all of a bucket's parts (one per part made ~150 launches of 7-9 us a step).
-//   pack:   packed[at[k] + i] = bf16(fp32[k][i])      for i < count[k], every part k
-//   unpack: fp32[k][i] = float(packed[at[k] + i])    (exact)
-inline constexpr int kMaxPackedParts = 32;
-struct PackedParts {
-  float* fp32[kMaxPackedParts] = {};
-  std::size_t at[kMaxPackedParts] = {};
-  std::size_t count[kMaxPackedParts] = {};
-  int parts = 0;
-};
-void pack_to_bf16(bf16* packed, const PackedParts& parts, cudaStream_t stream);
-void unpack_to_fp32(const PackedParts& parts, const bf16* packed, cudaStream_t stream);
 
 // The copy-engine all-reduce's average of one slice (gpu/gradient_sync.h): every rank's copy
 // of the slice, in rank order, summed in fp32 and multiplied by 1/count (exact for 2, 4, 8, 16

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ddp/gpu/kernels.h"
+#include "train/causal_softmax_kernels.h"
 
 namespace gpuaccept::fsdp::gpu {
 
@@ -67,7 +67,7 @@ void GemmAttention::forward(int slot, bf16* y, const bf16* q, const bf16* k, con
             .batch = B * NKV},
            s);
   // att = causal softmax of scores / sqrt(HD), row by row (row g*T + t of a group is position t)
-  ddp::gpu::causal_softmax_forward(att_.get(), scores_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
+  train::causal_softmax_forward(att_.get(), scores_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
   // yg (G*T, HD) = att (G*T, T) V (T, HD)
   gemm.run({.M = GT, .N = HD, .K = T,
             .a = att_.get(), .lda = T, .stride_a = ss,
@@ -104,7 +104,7 @@ void GemmAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16*
             .batch = B * NKV},
            s);
   // dscores = softmax backward, with the 1/sqrt(HD) of the forward; in place over datt
-  ddp::gpu::causal_softmax_backward(datt, datt, att_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
+  train::causal_softmax_backward(datt, datt, att_.get(), 1.0f / std::sqrt(static_cast<float>(HD)), B * NH, T, s);
   // dQg (G*T, HD) = dscores (G*T, T) K (T, HD)
   gemm.run({.M = GT, .N = HD, .K = T,
             .a = datt, .lda = T, .stride_a = ss,

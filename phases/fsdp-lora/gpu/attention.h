@@ -37,7 +37,8 @@ class Attention {
   virtual std::string describe() const { return name(); }
 };
 
-// Attention as batched matmuls around ddp's causal softmax kernels. The heads are made
+// Attention as batched matmuls around the causal softmax kernels both training phases share
+// (train/causal_softmax_kernels.h). The heads are made
 // head-major first, q as (B, NKV, G, T, HD): the G query heads of one key/value head are
 // adjacent, so they form one (G*T, HD) matrix, and (since h = kv_head * G + g) that is simply
 // (B, NH, T, HD). Per (b, kv head), one matmul of M = G*T rows then covers the whole group

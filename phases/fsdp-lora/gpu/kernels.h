@@ -1,7 +1,9 @@
-// The Qwen2 layers' own CUDA kernels that the ddp phase's (ddp/gpu/kernels.h) lack: RMSNorm,
-// rotary position embedding (RoPE), SwiGLU and LoRA's input dropout. Matmuls are cuBLASLt;
-// residual adds, casts and the like are ddp's. Each launcher enqueues on `stream` and returns
-// at once; a bad argument throws std::invalid_argument, a failed launch std::runtime_error.
+// The Qwen2 layers' own CUDA kernels: RMSNorm, rotary position embedding (RoPE), SwiGLU and
+// LoRA's input dropout. Matmuls are cuBLASLt; the causal softmax, fp32 -> bf16 and the
+// optimizer are src/train's, shared with ddp (train/causal_softmax_kernels.h,
+// train/bf16_cast_kernels.h, train/optimizer_kernels.h). Each launcher enqueues on `stream`
+// and returns at once; a bad argument throws std::invalid_argument, a failed launch
+// std::runtime_error.
 //
 // Storage: activations, gradients of activations and the frozen weights the kernels read are
 // bf16 ("bf16" below); rstd and the optional norm-weight gradient are fp32. All arithmetic is

@@ -9,7 +9,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
-#include "ddp/gpu/kernels.h"
+#include "train/bf16_cast_kernels.h"
 
 namespace gpuaccept::fsdp::gpu {
 
@@ -187,7 +187,7 @@ void QwenLoraModel::upload_lora(std::span<const float> flat, cudaStream_t stream
 }
 
 void QwenLoraModel::refresh_lora_params(cudaStream_t stream) {
-  ddp::gpu::cast_to_bf16(params_.get(), master_.get(), lora_layout_.total(), stream);
+  train::cast_to_bf16(params_.get(), master_.get(), lora_layout_.total(), stream);
 }
 
 void QwenLoraModel::zero_lora_grads(cudaStream_t stream) {

@@ -18,7 +18,7 @@
 //   attention        (the default) the attention's output y (L, B, T, NH*HD) bf16 and its
 //                    log-sum-exp (L, B, NH, T) fp32 kept, so all but the attention again: the
 //                    attention is the costliest part to recompute per byte kept (0.8 ms of an
-//                    H100 a layer at Qwen2-7B's B 2, T 4096 for 59 MB; docs/performance.md)
+//                    H100 a layer at Qwen2-7B's B 2, T 4096 for 59 MB; docs/performance-history.md)
 //   attention_block  also q, k, v (after RoPE) and h_mid kept (L sets each): the first norm, the
 //                    attention adapters' rank-r products and the MLP block again
 // Without recompute forward keeps one activation set per layer (what backward reads: ../memory_plan.cpp
@@ -35,7 +35,7 @@
 //   model.zero_lora_grads(stream);
 //   float loss = model.forward_backward(tokens, targets, step, seed, stream);
 //   // lora_grads() now holds d(loss)/d(every A and B), fp32, in lora_layout()
-//   adamw on lora_master() / lora_params() with lora_grads() (ddp's adamw_update fits)
+//   adamw on lora_master() / lora_params() with lora_grads() (train/optimizer_kernels.h fits)
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// Device helpers of the training phases' kernels (src/train/kernels, ddp's gpu/kernels and,
-// through ddp's common.cuh, fsdp-lora's): warp and block reductions in a fixed order (what
+// Device helpers of the training phases' kernels (src/train/kernels, ddp's gpu/kernels and
+// fsdp-lora's, each through its own common.cuh): warp and block reductions in a fixed order (what
 // makes the optimizer's norm the same bits on every replica), 16-byte bf16 loads, grid sizing
 // and the launch check. Header-only and private to kernel sources; one copy, so every phase's
 // reductions sum in the same order.

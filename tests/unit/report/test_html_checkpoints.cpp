@@ -178,7 +178,7 @@ TEST_CASE("checkpoints: the rules of each training phase judge that phase only")
 
 TEST_CASE("checkpoints: the save-vs-dd rule leaves small slices alone") {
   // A LoRA state of 35 MB a rank: the fixed costs of a save (manifest, fsyncs) are most of its
-  // time, so its bandwidth against dd's says little (docs/performance.md: 70-72% on an H100
+  // time, so its bandwidth against dd's says little (docs/performance-history.md: 70-72% on an H100
   // machine where 0.75-1.5 GB slices gave 77-105%). From 256 MiB a rank the rule judges.
   for (const auto& [bytes, judged] : {std::pair{"36700160", false}, std::pair{"268435456", true}}) {
     std::vector<Record> records = drill("fsdp-lora", {"gpa-node1"});

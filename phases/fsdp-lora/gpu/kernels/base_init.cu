@@ -10,11 +10,11 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 __global__ void init_piece_kernel(bf16* __restrict__ dst, std::uint64_t numel, std::uint64_t seed,
                                   std::uint64_t tensor, std::uint64_t first, float half_width) {
-  for (std::size_t i = dd::global_thread(); i < numel; i += dd::global_threads()) {
+  for (std::size_t i = td::global_thread(); i < numel; i += td::global_threads()) {
     const std::uint16_t bits = bf16_bits(base_init_value(seed, tensor, first + i, half_width));
     dst[i] = __ushort_as_bfloat16(bits);
   }
@@ -26,7 +26,7 @@ void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, c
   if (piece.numel == 0) return;
   nvtxRangePushA("init_base_piece");
   constexpr int kBlock = 256;
-  init_piece_kernel<<<dd::grid_for(piece.numel, kBlock), kBlock, 0, stream>>>(buffer + piece.dest_offset, piece.numel,
+  init_piece_kernel<<<td::grid_for(piece.numel, kBlock), kBlock, 0, stream>>>(buffer + piece.dest_offset, piece.numel,
                                                                               seed, piece.tensor, piece.first,
                                                                               piece.half_width);
   nvtxRangePop();

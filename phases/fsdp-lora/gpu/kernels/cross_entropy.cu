@@ -9,7 +9,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 512;
 
@@ -33,9 +33,9 @@ __global__ void cross_entropy_fp32_kernel(float* __restrict__ losses, bf16* __re
       sum += expf(xv - m);
     }
   }
-  const float row_max = dd::block_max(m);
+  const float row_max = td::block_max(m);
   // A thread with no columns has m = -inf and sum = 0: it adds 0 (exp(-inf) = 0, 0 * 0).
-  const float row_sum = dd::block_sum(m == -INFINITY ? 0.f : sum * expf(m - row_max));
+  const float row_sum = td::block_sum(m == -INFINITY ? 0.f : sum * expf(m - row_max));
   const float lse = logf(row_sum) + row_max;
   if (threadIdx.x == 0) losses[row] = lse - x[target];
   if (dlogits == nullptr) return;

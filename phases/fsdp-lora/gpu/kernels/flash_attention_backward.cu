@@ -337,12 +337,12 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
                         static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
                         static_cast<const void*>(k), static_cast<const void*>(v), static_cast<const void*>(lse),
                         static_cast<const void*>(delta)})
-    require(dd::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
+    require(td::aligned16(p), "flash_attention_backward: every buffer must be 16-byte aligned");
   require(variant >= 0 && variant < kFlashBackwardVariants, "flash_attention_backward: variant out of range (0..3)");
   require(flash_backward_variant_available(variant),
           "flash_attention_backward: variant 3 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   const bool stores_ds = flash_backward_stores_ds(variant);
-  require(!stores_ds || (ds_workspace != nullptr && dd::aligned16(ds_workspace)),
+  require(!stores_ds || (ds_workspace != nullptr && td::aligned16(ds_workspace)),
           "flash_attention_backward: variants 2 and 3 need the dS workspace (flash_backward_ds_workspace_elems)");
   static bool allowed[kFlashBackwardVariants] = {};
   if (!allowed[variant]) {

@@ -179,7 +179,7 @@ int flash_forward_default_variant() { return flash_forward_variant_available(2) 
 void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
                              int NKV, cudaStream_t stream, int variant) {
   check_shape("forward", B, T, NH, NKV);
-  require(dd::aligned16(q) && dd::aligned16(k) && dd::aligned16(v) && dd::aligned16(y),
+  require(td::aligned16(q) && td::aligned16(k) && td::aligned16(v) && td::aligned16(y),
           "flash_attention_forward: q, k, v, y must be 16-byte aligned");
   require(variant >= 0 && variant < kFlashForwardVariants, "flash_attention_forward: no such forward variant");
   require(flash_forward_variant_available(variant),

@@ -19,7 +19,7 @@
 
 namespace gpuaccept::fsdp::gpu::flash {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 using detail::check_launch;
 using detail::require;
 

@@ -14,7 +14,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 
@@ -31,7 +31,7 @@ __global__ void dropout_kernel(bf16* out, int out_stride, const bf16* x, int x_s
                                std::uint8_t* __restrict__ mask) {
   const int groups = in / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const int c0 = static_cast<int>(item % groups) * W;
     const std::uint64_t e0 = n * static_cast<std::uint64_t>(in) + c0;  // logical index, even when W == 8
@@ -49,17 +49,17 @@ __global__ void dropout_kernel(bf16* out, int out_stride, const bf16* x, int x_s
     }
 
     float v[W];
-    dd::load_bf16<W>(v, x + n * x_stride + c0);
+    td::load_bf16<W>(v, x + n * x_stride + c0);
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = __fmul_rn(v[k], keep[k] ? scale : 0.f);
     bf16* o = out + n * out_stride + c0;
     if (accumulate) {
       float old[W];
-      dd::load_bf16<W>(old, o);
+      td::load_bf16<W>(old, o);
 #pragma unroll
       for (int k = 0; k < W; ++k) v[k] = __fadd_rn(old[k], v[k]);
     }
-    dd::store_bf16<W>(o, v);
+    td::store_bf16<W>(o, v);
     if (mask != nullptr) {
 #pragma unroll
       for (int k = 0; k < W; ++k) mask[e0 + k] = keep[k] ? 1 : 0;
@@ -79,12 +79,12 @@ __global__ void dropout_shared_kernel(SharedOutputs outs, int out_stride, const 
                                       int N, int in, std::uint32_t threshold, float scale) {
   const int groups = in / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const int c0 = static_cast<int>(item % groups) * W;
     const std::uint64_t e0 = n * static_cast<std::uint64_t>(in) + c0;
     float v[W];
-    dd::load_bf16<W>(v, x + n * x_stride + c0);
+    td::load_bf16<W>(v, x + n * x_stride + c0);
     for (int t = 0; t < outs.count; ++t) {
       float o[W];
       if constexpr (W == 8) {
@@ -97,7 +97,7 @@ __global__ void dropout_shared_kernel(SharedOutputs outs, int out_stride, const 
       } else {
         o[0] = __fmul_rn(v[0], dropout_keep(outs.stream[t], e0, threshold) ? scale : 0.f);
       }
-      dd::store_bf16<W>(outs.out[t] + n * out_stride + c0, o);
+      td::store_bf16<W>(outs.out[t] + n * out_stride + c0, o);
     }
   }
 }
@@ -111,13 +111,13 @@ void launch_dropout(const char* name, bf16* out, int out_stride, const bf16* x, 
   const std::uint64_t stream_id = dropout_stream(key);
   const std::uint32_t threshold = dropout_threshold(p);
   const float scale = dropout_scale(p);
-  if (in % 8 == 0 && out_stride % 8 == 0 && x_stride % 8 == 0 && dd::aligned16(out) && dd::aligned16(x)) {
+  if (in % 8 == 0 && out_stride % 8 == 0 && x_stride % 8 == 0 && td::aligned16(out) && td::aligned16(x)) {
     const std::size_t items = static_cast<std::size_t>(N) * (in / 8);
-    dropout_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(out, out_stride, x, x_stride, N, in,
+    dropout_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(out, out_stride, x, x_stride, N, in,
                                                                           stream_id, threshold, scale, accumulate, mask);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * in;
-    dropout_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(out, out_stride, x, x_stride, N, in,
+    dropout_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(out, out_stride, x, x_stride, N, in,
                                                                           stream_id, threshold, scale, accumulate, mask);
   }
   check_launch(name);
@@ -139,21 +139,21 @@ void lora_dropout_forward_shared(bf16* const* out, const DropoutKey* keys, int c
   if (N == 0) return;
   SharedOutputs outs{};
   outs.count = count;
-  bool aligned = dd::aligned16(x) && in % 8 == 0 && out_stride % 8 == 0 && x_stride % 8 == 0;
+  bool aligned = td::aligned16(x) && in % 8 == 0 && out_stride % 8 == 0 && x_stride % 8 == 0;
   for (int t = 0; t < count; ++t) {
     outs.out[t] = out[t];
     outs.stream[t] = dropout_stream(keys[t]);
-    aligned = aligned && dd::aligned16(out[t]);
+    aligned = aligned && td::aligned16(out[t]);
   }
   const std::uint32_t threshold = dropout_threshold(p);
   const float scale = dropout_scale(p);
   if (aligned) {
     const std::size_t items = static_cast<std::size_t>(N) * (in / 8);
-    dropout_shared_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(outs, out_stride, x, x_stride, N, in,
+    dropout_shared_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(outs, out_stride, x, x_stride, N, in,
                                                                                threshold, scale);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * in;
-    dropout_shared_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(outs, out_stride, x, x_stride, N, in,
+    dropout_shared_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(outs, out_stride, x, x_stride, N, in,
                                                                                threshold, scale);
   }
   check_launch("lora_dropout_forward_shared");

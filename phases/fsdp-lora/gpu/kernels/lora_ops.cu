@@ -9,7 +9,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 
@@ -17,7 +17,7 @@ using detail::check_launch;
 using detail::require;
 
 __global__ void scale_kernel(bf16* x, std::size_t n, float s) {
-  for (std::size_t i = dd::global_thread(); i < n; i += dd::global_threads())
+  for (std::size_t i = td::global_thread(); i < n; i += td::global_threads())
     x[i] = __float2bfloat16(s * __bfloat162float(x[i]));
 }
 
@@ -37,13 +37,13 @@ __global__ void dropout_backward_fp32_kernel(float* __restrict__ dx, int dx_stri
                                              int g_stride, int N, int in, std::uint32_t threshold, float scale) {
   const int groups = in / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const int c0 = static_cast<int>(item % groups) * W;
     const std::uint64_t e0 = n * static_cast<std::uint64_t>(in) + c0;  // logical index, as the forward's
     float* o = dx + n * dx_stride + c0;
     float acc[W];
-    dd::load_f32<W>(acc, o);
+    td::load_f32<W>(acc, o);
     for (int t = 0; t < grads.count; ++t) {
       bool keep[W];
       if constexpr (W == 8) {
@@ -57,11 +57,11 @@ __global__ void dropout_backward_fp32_kernel(float* __restrict__ dx, int dx_stri
         keep[0] = dropout_keep(grads.stream[t], e0, threshold);
       }
       float g[W];
-      dd::load_bf16<W>(g, grads.g[t] + n * g_stride + c0);
+      td::load_bf16<W>(g, grads.g[t] + n * g_stride + c0);
 #pragma unroll
       for (int k = 0; k < W; ++k) acc[k] = __fadd_rn(acc[k], __fmul_rn(g[k], keep[k] ? scale : 0.f));
     }
-    dd::store_f32<W>(o, acc);
+    td::store_f32<W>(o, acc);
   }
 }
 
@@ -69,7 +69,7 @@ __global__ void dropout_backward_fp32_kernel(float* __restrict__ dx, int dx_stri
 
 void scale_bf16(bf16* x, std::size_t n, float s, cudaStream_t stream) {
   if (n == 0) return;
-  scale_kernel<<<dd::grid_for(n, kBlock), kBlock, 0, stream>>>(x, n, s);
+  scale_kernel<<<td::grid_for(n, kBlock), kBlock, 0, stream>>>(x, n, s);
   check_launch("scale_bf16");
 }
 
@@ -82,21 +82,21 @@ void lora_dropout_backward_fp32_shared(float* dx, int dx_stride, const bf16* con
   if (N == 0) return;
   SharedGradients grads{};
   grads.count = count;
-  bool aligned = dd::aligned16(dx) && in % 8 == 0 && dx_stride % 8 == 0 && g_stride % 8 == 0;
+  bool aligned = td::aligned16(dx) && in % 8 == 0 && dx_stride % 8 == 0 && g_stride % 8 == 0;
   for (int t = 0; t < count; ++t) {
     grads.g[t] = g[t];
     grads.stream[t] = dropout_stream(keys[t]);
-    aligned = aligned && dd::aligned16(g[t]);
+    aligned = aligned && td::aligned16(g[t]);
   }
   const std::uint32_t threshold = dropout_threshold(p);
   const float scale = dropout_scale(p);
   if (aligned) {
     const std::size_t items = static_cast<std::size_t>(N) * (in / 8);
-    dropout_backward_fp32_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(dx, dx_stride, grads, g_stride,
+    dropout_backward_fp32_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(dx, dx_stride, grads, g_stride,
                                                                                        N, in, threshold, scale);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * in;
-    dropout_backward_fp32_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(dx, dx_stride, grads, g_stride,
+    dropout_backward_fp32_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(dx, dx_stride, grads, g_stride,
                                                                                        N, in, threshold, scale);
   }
   check_launch("lora_dropout_backward_fp32");

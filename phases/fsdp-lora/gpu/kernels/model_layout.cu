@@ -8,7 +8,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 
@@ -21,11 +21,11 @@ __global__ void embedding_kernel(bf16* __restrict__ out, const int* __restrict__
                                  int N, int C) {
   const int groups = C / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const std::size_t c0 = (item % groups) * W;
     const std::size_t row = static_cast<std::size_t>(tokens[n]);
-    dd::copy_bf16<W>(out + n * C + c0, embed + row * C + c0);
+    td::copy_bf16<W>(out + n * C + c0, embed + row * C + c0);
   }
 }
 
@@ -36,7 +36,7 @@ __global__ void heads_kernel(bf16* __restrict__ dst, const bf16* __restrict__ sr
                              int HD) {
   const int groups = HD / W;
   const std::size_t items = static_cast<std::size_t>(B) * H * T * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t d0 = (item % groups) * W;
     std::size_t rest = item / groups;
     const std::size_t t = rest % T;
@@ -45,9 +45,9 @@ __global__ void heads_kernel(bf16* __restrict__ dst, const bf16* __restrict__ sr
     const std::size_t head_major = ((b * H + h) * T + t) * HD + d0;
     const std::size_t token_major = (b * T + t) * stride + h * HD + d0;
     if constexpr (kToHeads)
-      dd::copy_bf16<W>(dst + head_major, src + token_major);
+      td::copy_bf16<W>(dst + head_major, src + token_major);
     else
-      dd::copy_bf16<W>(dst + token_major, src + head_major);
+      td::copy_bf16<W>(dst + token_major, src + head_major);
   }
 }
 
@@ -58,10 +58,10 @@ void launch_heads(const char* name, bf16* dst, const bf16* src, int stride, int 
   require(static_cast<long long>(stride) >= static_cast<long long>(H) * HD, "heads layout: stride must be >= H*HD");
   const std::size_t n = static_cast<std::size_t>(B) * H * T * HD;
   if (n == 0) return;
-  if (HD % 8 == 0 && stride % 8 == 0 && dd::aligned16(dst) && dd::aligned16(src))
-    heads_kernel<8, kToHeads><<<dd::grid_for(n / 8, kBlock), kBlock, 0, stream>>>(dst, src, stride, B, T, H, HD);
+  if (HD % 8 == 0 && stride % 8 == 0 && td::aligned16(dst) && td::aligned16(src))
+    heads_kernel<8, kToHeads><<<td::grid_for(n / 8, kBlock), kBlock, 0, stream>>>(dst, src, stride, B, T, H, HD);
   else
-    heads_kernel<1, kToHeads><<<dd::grid_for(n, kBlock), kBlock, 0, stream>>>(dst, src, stride, B, T, H, HD);
+    heads_kernel<1, kToHeads><<<td::grid_for(n, kBlock), kBlock, 0, stream>>>(dst, src, stride, B, T, H, HD);
   check_launch(name);
 }
 
@@ -70,12 +70,12 @@ void launch_heads(const char* name, bf16* dst, const bf16* src, int stride, int 
 void embedding_forward(bf16* out, const int* tokens, const bf16* embed, int N, int C, cudaStream_t stream) {
   require(N >= 0 && C > 0, "embedding_forward: N must be >= 0 and C > 0");
   if (N == 0) return;
-  if (C % 8 == 0 && dd::aligned16(out) && dd::aligned16(embed)) {
+  if (C % 8 == 0 && td::aligned16(out) && td::aligned16(embed)) {
     const std::size_t items = static_cast<std::size_t>(N) * (C / 8);
-    embedding_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(out, tokens, embed, N, C);
+    embedding_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(out, tokens, embed, N, C);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * C;
-    embedding_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(out, tokens, embed, N, C);
+    embedding_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(out, tokens, embed, N, C);
   }
   check_launch("embedding_forward");
 }

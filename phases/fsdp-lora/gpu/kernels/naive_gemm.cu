@@ -7,7 +7,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 
@@ -17,7 +17,7 @@ using detail::require;
 __global__ void naive_gemm_kernel(RowMajorGemm g) {
   const std::size_t per_batch = static_cast<std::size_t>(g.M) * g.N;
   const std::size_t items = per_batch * g.batch;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const int z = static_cast<int>(item / per_batch);
     const int i = static_cast<int>(item % per_batch / g.N), j = static_cast<int>(item % g.N);
     const float v = row_major_gemm_value(g, z, i, j);  // reads C at (z, i, j) before D is written there
@@ -36,7 +36,7 @@ void naive_gemm(const RowMajorGemm& g, cudaStream_t stream) {
   require(g.a && g.b && g.d, "naive_gemm: null operand");
   const std::size_t items = static_cast<std::size_t>(g.M) * g.N * g.batch;
   if (items == 0) return;
-  naive_gemm_kernel<<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(g);
+  naive_gemm_kernel<<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(g);
   check_launch("naive_gemm");
 }
 

@@ -13,8 +13,8 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
-constexpr int kWarp = dd::kWarp;
+namespace td = detail::td;
+constexpr int kWarp = td::kWarp;
 
 constexpr int kForwardBlock = 128;       // 4 rows per block: 1024 blocks for 4096 rows, an even spread
 constexpr int kBackwardBlock = 128;      // without dw: one warp per row, as forward
@@ -36,20 +36,20 @@ __global__ void rmsnorm_forward_kernel(bf16* __restrict__ out, float* __restrict
   float sq = 0.f;
   for (int c0 = lane * W; c0 < C; c0 += kWarp * W) {
     float v[W];
-    dd::load_bf16<W>(v, x_row + c0);
+    td::load_bf16<W>(v, x_row + c0);
 #pragma unroll
     for (int k = 0; k < W; ++k) sq += v[k] * v[k];
   }
-  const float s = rsqrtf(dd::warp_sum(sq) / C + eps);
+  const float s = rsqrtf(td::warp_sum(sq) / C + eps);
 
   bf16* o_row = out + static_cast<std::size_t>(row) * C;
   for (int c0 = lane * W; c0 < C; c0 += kWarp * W) {
     float v[W], g[W];
-    dd::load_bf16<W>(v, x_row + c0);
-    dd::load_bf16<W>(g, w + c0);
+    td::load_bf16<W>(v, x_row + c0);
+    td::load_bf16<W>(g, w + c0);
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = v[k] * s * g[k];
-    dd::store_bf16<W>(o_row + c0, v);
+    td::store_bf16<W>(o_row + c0, v);
   }
   if (lane == 0 && rstd != nullptr) rstd[row] = s;
 }
@@ -80,21 +80,21 @@ __global__ void rmsnorm_backward_kernel(bf16* dx, float* __restrict__ dw, const 
     float sum_gx = 0.f;
     for (int c0 = lane * W; c0 < C; c0 += kWarp * W) {
       float xv[W], dy[W], wv[W];
-      dd::load_bf16<W>(xv, x + base + c0);
-      dd::load_bf16<W>(dy, dout + base + c0);
-      dd::load_bf16<W>(wv, w + c0);
+      td::load_bf16<W>(xv, x + base + c0);
+      td::load_bf16<W>(dy, dout + base + c0);
+      td::load_bf16<W>(wv, w + c0);
 #pragma unroll
       for (int k = 0; k < W; ++k) sum_gx += dy[k] * wv[k] * (xv[k] * s);
     }
-    const float mean_gx = dd::warp_sum(sum_gx) / C;
+    const float mean_gx = td::warp_sum(sum_gx) / C;
 
     for (int c0 = lane * W; c0 < C; c0 += kWarp * W) {
       float xv[W], dy[W], wv[W], d[W];
-      dd::load_bf16<W>(xv, x + base + c0);
-      dd::load_bf16<W>(dy, dout + base + c0);
-      dd::load_bf16<W>(wv, w + c0);
+      td::load_bf16<W>(xv, x + base + c0);
+      td::load_bf16<W>(dy, dout + base + c0);
+      td::load_bf16<W>(wv, w + c0);
       if (accumulate) {
-        dd::load_bf16<W>(d, dx + base + c0);
+        td::load_bf16<W>(d, dx + base + c0);
       } else {
 #pragma unroll
         for (int k = 0; k < W; ++k) d[k] = 0.f;
@@ -105,7 +105,7 @@ __global__ void rmsnorm_backward_kernel(bf16* dx, float* __restrict__ dw, const 
         d[k] += s * (dy[k] * wv[k] - xhat * mean_gx);
         if constexpr (kWeightGrad) atomicAdd(&dw_s[k * groups + c0 / W], dy[k] * xhat);
       }
-      dd::store_bf16<W>(dx + base + c0, d);
+      td::store_bf16<W>(dx + base + c0, d);
     }
   }
   if constexpr (kWeightGrad) {
@@ -117,7 +117,7 @@ __global__ void rmsnorm_backward_kernel(bf16* dx, float* __restrict__ dw, const 
 bool use_vectors(int C, std::initializer_list<const void*> pointers) {
   if (C % 8 != 0) return false;
   for (const void* p : pointers)
-    if (!dd::aligned16(p)) return false;
+    if (!td::aligned16(p)) return false;
   return true;
 }
 
@@ -125,7 +125,7 @@ template <int W>
 void launch_backward(bf16* dx, float* dw, const bf16* dout, const bf16* x, const bf16* w, const float* rstd, int N,
                      int C, bool accumulate, cudaStream_t stream) {
   if (dw == nullptr) {
-    const int blocks = dd::ceil_div(N, kBackwardBlock / kWarp);
+    const int blocks = td::ceil_div(N, kBackwardBlock / kWarp);
     rmsnorm_backward_kernel<W, false>
         <<<blocks, kBackwardBlock, 0, stream>>>(dx, dw, dout, x, w, rstd, N, C, accumulate);
     return;
@@ -141,7 +141,7 @@ void launch_backward(bf16* dx, float* dw, const bf16* dout, const bf16* x, const
                                   " needs more shared memory for dw than the device has: " + cudaGetErrorString(rc));
     }
   }
-  const int blocks = std::min(dd::ceil_div(N, kWeightGradBlock / kWarp), kWeightGradMaxBlocks);
+  const int blocks = std::min(td::ceil_div(N, kWeightGradBlock / kWarp), kWeightGradMaxBlocks);
   kernel<<<blocks, kWeightGradBlock, shared, stream>>>(dx, dw, dout, x, w, rstd, N, C, accumulate);
 }
 
@@ -152,7 +152,7 @@ void rmsnorm_forward(bf16* out, float* rstd, const bf16* x, const bf16* w, int N
   require(N >= 0 && C > 0, "rmsnorm_forward: N must be >= 0 and C > 0");
   require(eps >= 0.f, "rmsnorm_forward: eps must be >= 0");
   if (N == 0) return;
-  const int blocks = dd::ceil_div(N, kForwardBlock / kWarp);
+  const int blocks = td::ceil_div(N, kForwardBlock / kWarp);
   if (use_vectors(C, {out, x, w}))
     rmsnorm_forward_kernel<8><<<blocks, kForwardBlock, 0, stream>>>(out, rstd, x, w, N, C, eps);
   else

@@ -10,7 +10,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;  // 8 rows per block
 
@@ -22,37 +22,37 @@ __global__ void rmsnorm_backward_fp32_kernel(float* __restrict__ dx, bf16* __res
                                              const float* __restrict__ dout, const bf16* __restrict__ x,
                                              const bf16* __restrict__ w, const float* __restrict__ rstd, int N, int C,
                                              bool accumulate) {
-  const int lane = threadIdx.x % dd::kWarp;
-  const int row = blockIdx.x * (blockDim.x / dd::kWarp) + threadIdx.x / dd::kWarp;
+  const int lane = threadIdx.x % td::kWarp;
+  const int row = blockIdx.x * (blockDim.x / td::kWarp) + threadIdx.x / td::kWarp;
   if (row >= N) return;  // the whole warp leaves together
   const std::size_t base = static_cast<std::size_t>(row) * C;
   const float s = rstd[row];
 
   float sum_gx = 0.f;  // sum_c g * xhat
-  for (int c = lane * W; c < C; c += dd::kWarp * W) {
+  for (int c = lane * W; c < C; c += td::kWarp * W) {
     float g[W], xv[W], wv[W];
-    dd::load_f32<W>(g, dout + base + c);
-    dd::load_bf16<W>(xv, x + base + c);
-    dd::load_bf16<W>(wv, w + c);
+    td::load_f32<W>(g, dout + base + c);
+    td::load_bf16<W>(xv, x + base + c);
+    td::load_bf16<W>(wv, w + c);
 #pragma unroll
     for (int k = 0; k < W; ++k) sum_gx += g[k] * wv[k] * (xv[k] * s);
   }
-  const float mean_gx = dd::warp_sum(sum_gx) / static_cast<float>(C);
+  const float mean_gx = td::warp_sum(sum_gx) / static_cast<float>(C);
 
-  for (int c = lane * W; c < C; c += dd::kWarp * W) {
+  for (int c = lane * W; c < C; c += td::kWarp * W) {
     float g[W], xv[W], wv[W], d[W];
-    dd::load_f32<W>(g, dout + base + c);
-    dd::load_bf16<W>(xv, x + base + c);
-    dd::load_bf16<W>(wv, w + c);
-    if (accumulate) dd::load_f32<W>(d, dx + base + c);
+    td::load_f32<W>(g, dout + base + c);
+    td::load_bf16<W>(xv, x + base + c);
+    td::load_bf16<W>(wv, w + c);
+    if (accumulate) td::load_f32<W>(d, dx + base + c);
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       const float xhat = xv[k] * s;
       const float dk = s * (g[k] * wv[k] - xhat * mean_gx);
       d[k] = accumulate ? d[k] + dk : dk;
     }
-    dd::store_f32<W>(dx + base + c, d);
-    if (dx_bf16 != nullptr) dd::store_bf16<W>(dx_bf16 + base + c, d);
+    td::store_f32<W>(dx + base + c, d);
+    if (dx_bf16 != nullptr) td::store_bf16<W>(dx_bf16 + base + c, d);
   }
 }
 
@@ -62,9 +62,9 @@ void rmsnorm_backward_fp32(float* dx, const float* dout, const bf16* x, const bf
                            bool accumulate, cudaStream_t stream, bf16* dx_bf16) {
   require(N >= 0 && C > 0, "rmsnorm_backward_fp32: N must be >= 0 and C > 0");
   if (N == 0) return;
-  const int blocks = dd::ceil_div(N, kBlock / dd::kWarp);
-  const bool vector = C % 8 == 0 && dd::aligned16(dx) && dd::aligned16(dout) && dd::aligned16(x) &&
-                      dd::aligned16(w) && (dx_bf16 == nullptr || dd::aligned16(dx_bf16));
+  const int blocks = td::ceil_div(N, kBlock / td::kWarp);
+  const bool vector = C % 8 == 0 && td::aligned16(dx) && td::aligned16(dout) && td::aligned16(x) &&
+                      td::aligned16(w) && (dx_bf16 == nullptr || td::aligned16(dx_bf16));
   if (vector)
     rmsnorm_backward_fp32_kernel<8><<<blocks, kBlock, 0, stream>>>(dx, dx_bf16, dout, x, w, rstd, N, C, accumulate);
   else

@@ -14,7 +14,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 constexpr int kHeadsPerThread = 4;  // one set of cos/sin serves 4 heads (28 query heads: 7 blocks)
@@ -42,7 +42,7 @@ __global__ void rope_kernel(bf16* x, int rows, int T, int heads, int HD, int row
   const int half = HD / 2, groups = half / W;
   const int head_blocks = (heads + kHeadsPerThread - 1) / kHeadsPerThread;
   const std::size_t items = static_cast<std::size_t>(rows) * head_blocks * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const int i0 = static_cast<int>(item % groups) * W;
     const std::size_t rest = item / groups;
     const int head0 = static_cast<int>(rest % head_blocks) * kHeadsPerThread;
@@ -59,8 +59,8 @@ __global__ void rope_kernel(bf16* x, int rows, int T, int heads, int HD, int row
     const int count = min(kHeadsPerThread, heads - head0);
     for (int h = 0; h < count; ++h, p += HD) {
       float a[W], b[W];
-      dd::load_bf16<W>(a, p);
-      dd::load_bf16<W>(b, p + half);
+      td::load_bf16<W>(a, p);
+      td::load_bf16<W>(b, p + half);
 #pragma unroll
       for (int k = 0; k < W; ++k) {
         const float ra = a[k] * c[k] - b[k] * s[k];
@@ -68,8 +68,8 @@ __global__ void rope_kernel(bf16* x, int rows, int T, int heads, int HD, int row
         a[k] = ra;
         b[k] = rb;
       }
-      dd::store_bf16<W>(p, a);
-      dd::store_bf16<W>(p + half, b);
+      td::store_bf16<W>(p, a);
+      td::store_bf16<W>(p + half, b);
     }
   }
 }
@@ -77,7 +77,7 @@ __global__ void rope_kernel(bf16* x, int rows, int T, int heads, int HD, int row
 __global__ void rope_table_kernel(float* __restrict__ cos_out, float* __restrict__ sin_out, int T, int half,
                                   double log2_step) {
   const std::size_t items = static_cast<std::size_t>(T) * half;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     float c, s;
     rope_cos_sin(static_cast<int>(item / half), static_cast<int>(item % half), log2_step, c, s);
     cos_out[item] = c;
@@ -95,14 +95,14 @@ void launch_rope(const char* name, bf16* x, int rows, int T, int heads, int HD, 
           "rope: row_stride must be >= heads * HD");
   require(std::isfinite(theta) && theta > 0, "rope: theta must be finite and > 0");
   if (rows == 0) return;
-  const int half = HD / 2, head_blocks = dd::ceil_div(heads, kHeadsPerThread);
+  const int half = HD / 2, head_blocks = td::ceil_div(heads, kHeadsPerThread);
   const double step = log2_step_of(theta, HD);
-  if (half % 8 == 0 && row_stride % 8 == 0 && dd::aligned16(x)) {
+  if (half % 8 == 0 && row_stride % 8 == 0 && td::aligned16(x)) {
     const std::size_t items = static_cast<std::size_t>(rows) * head_blocks * (half / 8);
-    rope_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(x, rows, T, heads, HD, row_stride, step, sign);
+    rope_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(x, rows, T, heads, HD, row_stride, step, sign);
   } else {
     const std::size_t items = static_cast<std::size_t>(rows) * head_blocks * half;
-    rope_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(x, rows, T, heads, HD, row_stride, step, sign);
+    rope_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(x, rows, T, heads, HD, row_stride, step, sign);
   }
   check_launch(name);
 }
@@ -122,7 +122,7 @@ void rope_table(float* cos_out, float* sin_out, int T, int HD, double theta, cud
   require(std::isfinite(theta) && theta > 0, "rope_table: theta must be finite and > 0");
   if (T == 0) return;
   const std::size_t items = static_cast<std::size_t>(T) * (HD / 2);
-  rope_table_kernel<<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(cos_out, sin_out, T, HD / 2,
+  rope_table_kernel<<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(cos_out, sin_out, T, HD / 2,
                                                                         log2_step_of(theta, HD));
   check_launch("rope_table");
 }

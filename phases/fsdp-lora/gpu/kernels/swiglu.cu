@@ -12,7 +12,7 @@ namespace gpuaccept::fsdp::gpu {
 
 namespace {
 
-namespace dd = detail::dd;
+namespace td = detail::td;
 
 constexpr int kBlock = 256;
 
@@ -28,15 +28,15 @@ __global__ void swiglu_forward_kernel(bf16* h, int h_stride, const bf16* gate, c
                                       int I) {
   const int groups = I / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const int i0 = static_cast<int>(item % groups) * W;
     float g[W], u[W];
-    dd::load_bf16<W>(g, gate + n * in_stride + i0);
-    dd::load_bf16<W>(u, up + n * in_stride + i0);
+    td::load_bf16<W>(g, gate + n * in_stride + i0);
+    td::load_bf16<W>(u, up + n * in_stride + i0);
 #pragma unroll
     for (int k = 0; k < W; ++k) g[k] = g[k] * sigmoid(g[k]) * u[k];
-    dd::store_bf16<W>(h + n * h_stride + i0, g);
+    td::store_bf16<W>(h + n * h_stride + i0, g);
   }
 }
 
@@ -45,13 +45,13 @@ __global__ void swiglu_backward_kernel(bf16* dgate, bf16* dup, int dgrad_stride,
                                        const bf16* gate, const bf16* up, int in_stride, int N, int I) {
   const int groups = I / W;
   const std::size_t items = static_cast<std::size_t>(N) * groups;
-  for (std::size_t item = dd::global_thread(); item < items; item += dd::global_threads()) {
+  for (std::size_t item = td::global_thread(); item < items; item += td::global_threads()) {
     const std::size_t n = item / groups;
     const int i0 = static_cast<int>(item % groups) * W;
     float g[W], u[W], d[W];
-    dd::load_bf16<W>(g, gate + n * in_stride + i0);
-    dd::load_bf16<W>(u, up + n * in_stride + i0);
-    dd::load_bf16<W>(d, dh + n * dh_stride + i0);
+    td::load_bf16<W>(g, gate + n * in_stride + i0);
+    td::load_bf16<W>(u, up + n * in_stride + i0);
+    td::load_bf16<W>(d, dh + n * dh_stride + i0);
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       const float s = sigmoid(g[k]);
@@ -60,8 +60,8 @@ __global__ void swiglu_backward_kernel(bf16* dgate, bf16* dup, int dgrad_stride,
       g[k] = d[k] * u[k] * dsilu;  // dgate
       u[k] = d[k] * silu;          // dup
     }
-    dd::store_bf16<W>(dgate + n * dgrad_stride + i0, g);
-    dd::store_bf16<W>(dup + n * dgrad_stride + i0, u);
+    td::store_bf16<W>(dgate + n * dgrad_stride + i0, g);
+    td::store_bf16<W>(dup + n * dgrad_stride + i0, u);
   }
 }
 
@@ -70,7 +70,7 @@ bool use_vectors(int I, std::initializer_list<int> strides, std::initializer_lis
   for (const int s : strides)
     if (s % 8 != 0) return false;
   for (const void* p : pointers)
-    if (!dd::aligned16(p)) return false;
+    if (!td::aligned16(p)) return false;
   return true;
 }
 
@@ -83,10 +83,10 @@ void swiglu_forward(bf16* h, int h_stride, const bf16* gate, const bf16* up, int
   if (N == 0) return;
   if (use_vectors(I, {h_stride, in_stride}, {h, gate, up})) {
     const std::size_t items = static_cast<std::size_t>(N) * (I / 8);
-    swiglu_forward_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(h, h_stride, gate, up, in_stride, N, I);
+    swiglu_forward_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(h, h_stride, gate, up, in_stride, N, I);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * I;
-    swiglu_forward_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(h, h_stride, gate, up, in_stride, N, I);
+    swiglu_forward_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(h, h_stride, gate, up, in_stride, N, I);
   }
   check_launch("swiglu_forward");
 }
@@ -98,11 +98,11 @@ void swiglu_backward(bf16* dgate, bf16* dup, int dgrad_stride, const bf16* dh, i
   if (N == 0) return;
   if (use_vectors(I, {dgrad_stride, dh_stride, in_stride}, {dgate, dup, dh, gate, up})) {
     const std::size_t items = static_cast<std::size_t>(N) * (I / 8);
-    swiglu_backward_kernel<8><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(dgate, dup, dgrad_stride, dh,
+    swiglu_backward_kernel<8><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(dgate, dup, dgrad_stride, dh,
                                                                                   dh_stride, gate, up, in_stride, N, I);
   } else {
     const std::size_t items = static_cast<std::size_t>(N) * I;
-    swiglu_backward_kernel<1><<<dd::grid_for(items, kBlock), kBlock, 0, stream>>>(dgate, dup, dgrad_stride, dh,
+    swiglu_backward_kernel<1><<<td::grid_for(items, kBlock), kBlock, 0, stream>>>(dgate, dup, dgrad_stride, dh,
                                                                                   dh_stride, gate, up, in_stride, N, I);
   }
   check_launch("swiglu_backward");

@@ -1,9 +1,13 @@
 // Causal softmax over the rows of BH (T,T) score matrices, one warp per row. Lane L owns
 // the groups of W columns starting at W*L, W*(L+32), ...; a group that straddles the
 // diagonal is loaded whole but its columns past t1 are never used (they may hold NaN).
-#include "common.cuh"
+// Both training phases' attention as batched matmuls runs around these (ddp's where its flash
+// kernels are off or do not take the shape, fsdp-lora's GemmAttention):
+// train/causal_softmax_kernels.h.
+#include "train/causal_softmax_kernels.h"
+#include "train/kernels/common.cuh"
 
-namespace gpuaccept::ddp::gpu {
+namespace gpuaccept::train {
 
 using namespace detail;
 
@@ -127,4 +131,4 @@ void causal_softmax_backward(bf16* dpre, const bf16* datt, const bf16* att, floa
   check_launch("causal_softmax_backward");
 }
 
-}  // namespace gpuaccept::ddp::gpu
+}  // namespace gpuaccept::train
