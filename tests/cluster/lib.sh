@@ -32,6 +32,10 @@
 #                            Slurm's TaskPlugin [task/none: the nodes share this machine's
 #                            CPUs]; task/affinity binds each task to its CPUs, as a real
 #                            cluster should (tests/gpu/local_slurm.sh: one node, real CPUs)
+#   GPUACCEPT_CLUSTER_EXTRA_CONF
+#                            lines added to slurm.conf as they are (a test's HealthCheckProgram:
+#                            a fresh start, since `scontrol reconfigure` does not reach the
+#                            slurmds of Slurm 23.11 and later here) [none]
 #   GPUACCEPT_CLUSTER_NODE_GPUS
 #                            the GPUs (device minors) each node keeps, ';' between nodes,
 #                            e.g. "0;1": each slurmd's mount namespace hides the machine's

@@ -2,19 +2,20 @@
 # gpuaccept-health as the local cluster's HealthCheckProgram (issue 19, part 2): slurmd runs it
 # every few seconds on both nodes; with a fault injected on gpa-node2 (a file the wrapper
 # turns into --debug-fail) gpa-node2 is drained by the program itself, with the reason, and
-# gpa-node1 stays up. At the end, whatever happens, the cluster is restarted from its own
-# configuration: after `scontrol reconfigure` the namespaced slurmds no longer found a later
-# test's tasks (cluster.rank_death saw "rank 3 not found"), after a restart they do.
+# gpa-node1 stays up. The health check goes into slurm.conf by a fresh start of the cluster
+# (GPUACCEPT_CLUSTER_EXTRA_CONF), not `scontrol reconfigure`: from Slurm 23.11 that restarts
+# slurmctld alone here, the slurmds keep their old configuration (Debian 13's 24.11), and on
+# 22.05 the namespaced slurmds no longer found a later test's tasks after it. At the end,
+# whatever happens, the cluster is started again from its own configuration.
 set -euo pipefail
 root="$GPUACCEPT_RESULTS/health-test-$$"
 mkdir -p "$root"
 fail() { echo "FAIL (health): $*" >&2; exit 1; }
 conf="$SLURM_CONF"
-cp "$conf" "$root/slurm.conf.orig"
 restore() {
-  cp "$root/slurm.conf.orig" "$conf"
   "$GPUACCEPT_SOURCE/tests/cluster/down" >/dev/null 2>&1 || true
-  "$GPUACCEPT_SOURCE/tests/cluster/up" >/dev/null 2>&1 || echo "health: the cluster did not come back up" >&2
+  env -u GPUACCEPT_CLUSTER_EXTRA_CONF "$GPUACCEPT_SOURCE/tests/cluster/up" >/dev/null 2>&1 ||
+    echo "health: the cluster did not come back up" >&2
   scontrol update NodeName=gpa-node2 State=RESUME 2>/dev/null || true
   rm -rf "$root"
 }
@@ -43,9 +44,12 @@ fault=''
 exec '$GPUACCEPT_BIN/gpuaccept-health' --expect-gpus 0 --drain \${fault:+"\$fault"} >>'$root'/health-"\$SLURMD_NODENAME".log 2>&1
 WRAP
 chmod +x "$wrapper"
+"$GPUACCEPT_SOURCE/tests/cluster/down" >/dev/null 2>&1
+GPUACCEPT_CLUSTER_EXTRA_CONF=$(printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY' "$wrapper") \
+  "$GPUACCEPT_SOURCE/tests/cluster/up" >"$root/up.log" 2>&1 || fail "the cluster did not start with the health check: $(cat "$root/up.log")"
+grep -q "^HealthCheckProgram=$wrapper\$" "$conf" || fail "slurm.conf has no HealthCheckProgram=$wrapper"
+# The fault only now: slurmd runs the check before it registers, and up waits for idle nodes.
 touch "$root/fault-gpa-node2"
-printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$wrapper" >>"$conf"
-scontrol reconfigure
 drained=""
 for _ in $(seq 60); do
   node=$(scontrol show node gpa-node2)

@@ -42,7 +42,8 @@ grep -q "GPUS_PER_NODE=4 TASKS_PER_NODE=4: the 2 node(s) of the default partitio
   fail "4 GPUs not chosen"
 job=$(job_of "$out")
 [[ -n $job ]] || fail "sbatch did not take the job"
-scontrol show job "$job" | grep -q "TresPerNode=gres:gpu:4" || fail "the job does not ask for 4 GPUs: $(scontrol show job "$job")"
+# Slurm 22.05 shows TresPerNode=gres:gpu:4, 24.11 gres/gpu:4.
+scontrol show job "$job" | grep -Eq "TresPerNode=gres[:/]gpu:4" || fail "the job does not ask for 4 GPUs: $(scontrol show job "$job")"
 scancel "$job" 2>/dev/null || true
 if make "${make_args[@]}" discover GPUS_PER_NODE=8 >"$root/eight.log" 2>&1; then fail "8 GPUs per node were accepted on 4-GPU nodes"; fi
 grep -q "Invalid generic resource (gres) specification\|Requested node configuration is not available" "$root/eight.log" ||
