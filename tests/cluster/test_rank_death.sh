@@ -1,9 +1,10 @@
 #!/bin/bash
 # A rank dies in the middle of smoke (SIGKILL, as when a node's OOM killer or a crash takes
-# it), the phase run as an operator runs it (sbatch/smoke.sbatch). Slurm's mpi/pmix plugin
+# it), the phase run as an operator runs it (sbatch/smoke.sbatch). Slurm 22.05's mpi/pmix plugin
 # then kills the whole step (see sbatch/common.sh), so no rank is left to gather; the batch
 # script must still leave smoke.h5, assembled from the ranks' checkpoints, with the failure
-# recorded and what was measured before it kept.
+# recorded and what was measured before it kept. 24.11's leaves the survivors running: rank 0
+# writes the file, the dead rank named in its result_gather ERROR.
 set -euo pipefail
 # shellcheck source=tests/cluster/fault_lib.sh
 source "$(dirname "$0")/fault_lib.sh"
@@ -19,6 +20,6 @@ for _ in $(seq 240); do squeue -h -j "$job" 2>/dev/null | grep -q . || break; sl
 cat "$log"
 if squeue -h -j "$job" 2>/dev/null | grep -q .; then scancel "$job"; echo "the job did not end within 2 minutes"; exit 1; fi
 # The failure is recorded; the Slurm checks every rank checkpointed before the kill are kept.
-salvaged_smoke "$root/$job/smoke.h5" "srun exited with code"
+salvaged_smoke "$root/$job/smoke.h5" "srun exited with code" "of rank $victim"
 rm -rf "$root"
 echo "rank death: ok"
