@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "fsdp-lora/flash_attention_shape.h"
+#include "train/flash_attention_shape.h"
 #include "fsdp-lora/lora_buckets.h"
 
 namespace gpuaccept::fsdp {
@@ -85,8 +85,8 @@ std::uint64_t working_bytes(const Dims& d, const LoraConfig& lora, const QwenCon
   const bool keeps_swiglu = targets(lora, Projection::down);
   const int B = static_cast<int>(d.B), T = static_cast<int>(d.T);
   const std::uint64_t attention_workspace =
-      flash_attention_supported(T, c.heads, c.kv_heads, c.head_dim)
-          ? flash_backward_ds_workspace_elems(B, T, c.heads) * kBf16 + d.B * d.NH * d.T * kFp32
+      train::flash_attention_supported(T, c.heads, c.kv_heads, c.head_dim)
+          ? train::flash_backward_ds_workspace_elems(B, T, c.heads) * kBf16 + d.B * d.NH * d.T * kFp32
           : d.N * d.Q * kFp32 + d.B * d.NH * d.T * kFp32;
   return d.N * d.C * kFp32                          // residual gradient
          + d.N * d.C * kFp32                        // normed input gradient

@@ -2,7 +2,8 @@
 # The ddp phase against the PyTorch anchor (../shared/anchors/torch_ddp_gpt2.py, carried
 # as .gpu-carry/anchors/) on the same GPUs, in one call, for docs/performance.md:
 #   tests/gpu/ddp_vs_torch.sh [NGPU]      (after: source tests/gpu/env.sh on the GPU machine)
-# 1. ddp-kernel-tests: every kernel of phases/ddp/gpu/kernels against a CPU loop;
+# 1. ddp-kernel-tests: every kernel of phases/ddp/gpu/kernels against a CPU loop, and
+#    flash-attention-tests --no-timing: src/train's attention both phases call;
 # 2. gpuaccept-ddp on NGPU GPUs (default: all): one process per GPU under the local Slurm
 #    (tests/gpu/local_slurm.sh starts it) with srun --mpi=pmix, or alone when NGPU is 1;
 # 3. torchrun of the anchor, eager and with torch.compile, same model, batch and GPUs
@@ -25,6 +26,7 @@ fi
 
 echo "=== kernel tests"
 "$BIN/ddp-kernel-tests" 2>&1 | tee "$OUT/ddp-kernel-tests.log" | tail -n 40
+"$BIN/flash-attention-tests" --no-timing 2>&1 | tee "$OUT/flash-attention-tests.log" | grep -v ' PASS$'
 
 echo "=== gpuaccept-ddp on $ngpu GPU(s)"
 cfg=${DDP_CONFIG:-$here/ddp-gpu.yaml}

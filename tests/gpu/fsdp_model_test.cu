@@ -60,11 +60,14 @@
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/qwen_config.h"
 #include "fsdp-lora/shard_plan.h"
+#include "attention_reference.h"
 
 namespace {
 
 namespace fs = gpuaccept::fsdp;
 namespace kg = gpuaccept::fsdp::gpu;
+using gpuaccept::test::AttentionGrads;
+using gpuaccept::test::attention_reference;
 using bf16 = __nv_bfloat16;
 using gpuaccept::DeviceBuffer;
 
@@ -558,66 +561,7 @@ void run_gpu(const Case& k, const Inputs& in, const Reference& ref) {
 
 // ---- attention: FlashAttention and GemmAttention against a float64 loop ------------------
 
-// Causal GQA attention and its backward in double, token-major as gpu/attention.h:
-// q, dy, y, dq (B, T, NH, HD), k, v, dk, dv (B, T, NKV, HD).
-struct AttentionGrads {
-  std::vector<double> y, dq, dk, dv;
-};
-AttentionGrads attention_reference(const std::vector<double>& q, const std::vector<double>& k,
-                                   const std::vector<double>& v, const std::vector<double>& dy, int B, int T, int NH,
-                                   int NKV, int HD) {
-  AttentionGrads r;
-  r.y.assign(q.size(), 0.0);
-  r.dq.assign(q.size(), 0.0);
-  r.dk.assign(k.size(), 0.0);
-  r.dv.assign(v.size(), 0.0);
-  const int G = NH / NKV;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
-  auto qat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NH * HD + static_cast<std::size_t>(h) * HD; };
-  auto kat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NKV * HD + static_cast<std::size_t>(h) * HD; };
-  std::vector<double> p(static_cast<std::size_t>(T)), dp(static_cast<std::size_t>(T));
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
-      const int kh = h / G;
-      for (int t1 = 0; t1 < T; ++t1) {
-        const std::size_t qi = qat(b, t1, h);
-        double mx = -INFINITY;
-        for (int t2 = 0; t2 <= t1; ++t2) {
-          double s = 0;
-          const std::size_t ki = kat(b, t2, kh);
-          for (int d = 0; d < HD; ++d) s += q[qi + d] * k[ki + d];
-          p[t2] = s * scale;
-          mx = std::max(mx, p[t2]);
-        }
-        double sum = 0;
-        for (int t2 = 0; t2 <= t1; ++t2) sum += (p[t2] = std::exp(p[t2] - mx));
-        for (int t2 = 0; t2 <= t1; ++t2) p[t2] /= sum;
-        for (int t2 = 0; t2 <= t1; ++t2) {
-          const std::size_t ki = kat(b, t2, kh);
-          for (int d = 0; d < HD; ++d) r.y[qi + d] += p[t2] * v[ki + d];
-        }
-        // dP = dy v^T, dS = P (dP - sum_t2 P dP); dq = scale dS k, dk += scale dS^T q, dv += P^T dy
-        double dsum = 0;
-        for (int t2 = 0; t2 <= t1; ++t2) {
-          double s = 0;
-          const std::size_t ki = kat(b, t2, kh);
-          for (int d = 0; d < HD; ++d) s += dy[qi + d] * v[ki + d];
-          dp[t2] = s;
-          dsum += p[t2] * s;
-        }
-        for (int t2 = 0; t2 <= t1; ++t2) {
-          const double ds = p[t2] * (dp[t2] - dsum) * scale;
-          const std::size_t ki = kat(b, t2, kh);
-          for (int d = 0; d < HD; ++d) {
-            r.dq[qi + d] += ds * k[ki + d];
-            r.dk[ki + d] += ds * q[qi + d];
-            r.dv[ki + d] += p[t2] * dy[qi + d];
-          }
-        }
-      }
-    }
-  return r;
-}
+// attention_reference, AttentionGrads: attention_reference.h (shared with flash-attention-tests).
 
 std::vector<double> download_bf16(const DeviceBuffer<bf16>& d) {
   std::vector<bf16> h(d.size());
@@ -756,7 +700,7 @@ void time_attention(int B, int T, int NH, int NKV, int HD, int reps) {
       label += " fwd_variant=" + std::to_string(flash->forward_variant()) +
                " bwd_variant=" + std::to_string(flash->backward_variant());
       kg::FlashKernelResources res[3];
-      const int n = kg::flash_kernel_resources(flash->backward_variant(), res, flash->forward_variant());
+      const int n = kg::flash_kernel_resources(HD, flash->backward_variant(), res, flash->forward_variant());
       for (int i = 0; i < n; ++i)
         kernels += " " + std::string(res[i].name) + "{threads=" + std::to_string(res[i].threads) +
                    " regs=" + std::to_string(res[i].regs) + " local=" + std::to_string(res[i].local_bytes) +
@@ -915,7 +859,7 @@ int main(int argc, char** argv) {
                                         std::array<int, 4>{1, 128, 28, 4}, std::array<int, 4>{2, 256, 4, 4},
                                         std::array<int, 4>{1, 1024, 8, 2}})
       guarded("attention", "B" + std::to_string(B) + "_T" + std::to_string(T), [&] { test_attention(B, T, NH, NKV, 128); });
-    guarded("attention", "HD64", [&] { test_attention(2, 128, 4, 2, 64); });  // GemmAttention only
+    guarded("attention", "HD64", [&] { test_attention(2, 128, 4, 2, 64); });  // the flash kernels' other head size
     guarded("attention_timing", "qwen2-7b", [&] { time_attention(2, 4096, 28, 4, 128, 5); });
   }
 

@@ -71,10 +71,13 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
   encoded_ = DeviceBuffer<bf16>(sz(NC));
   ln1_ = DeviceBuffer<bf16>(sz(L * NC));
   qkvr_ = DeviceBuffer<bf16>(sz(L * 3 * NC));
-  flash_ = options.flash_attention && flash_attention_supported(T, static_cast<int>(C / NH));
+  flash_ = options.flash_attention && train::flash_attention_supported(T, static_cast<int>(NH), static_cast<int>(NH),
+                                                                      static_cast<int>(C / NH));
   if (flash_) {
     lse_ = DeviceBuffer<float>(sz(L * B * NH * T));
     delta_ = DeviceBuffer<float>(sz(B * NH * T));
+    if (train::flash_backward_stores_ds(train::flash_backward_default_variant()))
+      flash_ds_ = DeviceBuffer<bf16>(train::flash_backward_ds_workspace_elems(B, T, static_cast<int>(NH)));
   } else {
     att_ = DeviceBuffer<bf16>(sz(L * BHTT));
     scores_ = DeviceBuffer<bf16>(sz(BHTT));
@@ -116,7 +119,7 @@ std::size_t GptModel::device_bytes() const {
   std::size_t total = master_.bytes() + grads_.bytes() + params_.bytes() + tokens_.bytes() + targets_.bytes() +
                       layout_[Param::wte].size * sizeof(float);  // embedding_rows_ (at most one row per token)
   for (const auto* b : {&encoded_, &ln1_, &qkvr_, &att_, &atty_, &res2_, &ln2_, &fch_, &fch_gelu_, &res3_, &lnf_,
-                        &logits_, &qkv_, &scores_, &nc_a_, &nc_b_, &dres_, &d4c_, &dqkvr_})
+                        &logits_, &qkv_, &scores_, &nc_a_, &nc_b_, &dres_, &d4c_, &dqkvr_, &flash_ds_})
     total += b->bytes();
   for (const auto* b : {&ln1_mean_, &ln1_rstd_, &ln2_mean_, &ln2_rstd_, &lnf_mean_, &lnf_rstd_, &losses_, &lse_, &delta_})
     total += b->bytes();
@@ -261,8 +264,8 @@ void GptModel::forward(float dloss, cudaStream_t s) {
     if (flash_) {
       // q, k, v read in place from the projection's (B, T, 3C) output; out written as (B, T, C).
       matmul_.linear_forward(q, ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
-      flash_attention_forward(atty, HeadLayout::interleaved(T, C), lse_.get() + static_cast<long long>(l) * B * NH * T,
-                              q, q + C, q + 2 * C, HeadLayout::interleaved(T, 3 * C), B, NH, T, HS, scale, s);
+      train::flash_attention_forward(atty, lse_.get() + static_cast<long long>(l) * B * NH * T, q, q + C, q + 2 * C,
+                                     train::FlashShape::packed_qkv(B, T, NH, HS), s);
     } else {
       // Heads made contiguous (B, NH, T, HS) for the batched GEMMs.
       matmul_.linear_forward(qkv_.get(), ln1, p(Param::qkvw, l), p(Param::qkvb, l), N, C, 3 * C, s);
@@ -352,12 +355,12 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     bias_backward(g(Param::attprojb, l), dres, N, C, s);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
     if (flash_) {
-      attention_delta(delta_.get(), nc_a_.get(), atty, B, T, NH, HS, s);  // rowsum(dO o O), per head
-      const bf16* qkv = qkvr_.get() + l * 3 * NC;                           // (B, T, 3C) of the forward pass
-      flash_attention_backward(qkv_.get(), qkv_.get() + C, qkv_.get() + 2 * C, HeadLayout::interleaved(T, 3 * C), qkv,
-                               qkv + C, qkv + 2 * C, HeadLayout::interleaved(T, 3 * C), nc_a_.get(),
-                               HeadLayout::interleaved(T, C), lse_.get() + static_cast<long long>(l) * B * NH * T,
-                               delta_.get(), B, NH, T, HS, 1.0f / std::sqrt(static_cast<float>(HS)), s);
+      // dq, dk, dv into qkv_ as (B, T, 3C), from the forward's (B, T, 3C) q, k, v in place.
+      const bf16* qkv = qkvr_.get() + l * 3 * NC;
+      train::flash_attention_backward(qkv_.get(), qkv_.get() + C, qkv_.get() + 2 * C, delta_.get(), nc_a_.get(), atty,
+                                      lse_.get() + static_cast<long long>(l) * B * NH * T, qkv, qkv + C, qkv + 2 * C,
+                                      train::FlashShape::packed_qkv(B, T, NH, HS), s,
+                                      train::flash_backward_default_variant(), flash_ds_.get());
     } else {
       split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
       attention_backward(nc_b_.get(), l, s);

@@ -20,6 +20,7 @@
 #include "ddp/gpu/kernels.h"
 #include "ddp/gpu/embedding_rows.h"
 #include "ddp/grad_buckets.h"
+#include "train/flash_attention_kernels.h"
 #include "train/matmul.h"
 #include "ddp/param_layout.h"
 
@@ -41,7 +42,7 @@ std::vector<float> to_padded_master(const GptConfig& config, std::span<const dou
 // gradient check runs both).
 struct ModelOptions {
   bool allow_fusion = true;     // cuBLASLt epilogues for the residual adds and GELU, where available
-  bool flash_attention = true;  // fused attention (heads of 64, T a multiple of 64), else GEMMs + softmax
+  bool flash_attention = true;  // fused attention (train/flash_attention_kernels.h), else GEMMs + softmax
   bool matmul_autotune = true;  // time cuBLASLt's candidate algorithms per shape (src/train/matmul.h)
 };
 
@@ -136,6 +137,7 @@ class GptModel {
   DeviceBuffer<float> losses_;     // (B, T)
   DeviceBuffer<float> lse_;        // (L, B, NH, T) flash attention's log-sum-exp
   DeviceBuffer<float> delta_;      // (B, NH, T) flash backward's rowsum(dO o O), per layer in turn
+  DeviceBuffer<bf16> flash_ds_;    // flash backward's dS^T tiles, the causal half of (B, NH, T, T), per layer in turn
   // Scratch, reused by every layer.
   DeviceBuffer<bf16> qkv_;         // (B, T, 3C): the GEMM path's q, k, v; dqkv in backward
   DeviceBuffer<bf16> scores_;      // (B, NH, T, T) GEMM path only

@@ -72,30 +72,9 @@ void merge_qkv(bf16* dqkv, const bf16* dq, const bf16* dk, const bf16* dv, int B
 void merge_heads(bf16* out, const bf16* y, int B, int T, int NH, int HS, cudaStream_t stream);
 void split_heads(bf16* y, const bf16* out, int B, int T, int NH, int HS, cudaStream_t stream);
 
-// Causal attention without the (T, T) matrix (FlashAttention-2), heads of 64, T a multiple of
-// 64, scale = 1/sqrt(64):
-//   out[t1] = sum_{t2 <= t1} softmax_t2(scale q[t1].k[t2]) v[t2];   lse[b, h, t1] = ln sum e^(scale q.k)
-// Each (T, 64) head matrix is addressed through a HeadLayout, so the kernels read q, k, v
-// straight from the qkv projection's (B, T, 3, NH, 64) output and write the output in the
-// (B, T, NH, 64) order the next projection reads: no permutes. lse is (B, NH, T).
-// Backward needs delta[b, h, t] = sum_d dout[t, d] out[t, d] (attention_delta, from the
-// (B, T, NH, HS) layouts) and lse; it overwrites dq, dk, dv. Deterministic (no atomics).
-struct HeadLayout {
-  long long batch = 0;  // elements from sequence b to b+1
-  long long head = 0;   // from head h to h+1
-  int row = 0;          // from position t to t+1
-  static HeadLayout contiguous(int NH, int T);          // (B, NH, T, 64)
-  static HeadLayout interleaved(int T, int row);  // (B, T, ..., NH, 64) with `row` elements per position
-};
-bool flash_attention_supported(int T, int HS);
-void flash_attention_forward(bf16* out, HeadLayout out_layout, float* lse, const bf16* q, const bf16* k, const bf16* v,
-                             HeadLayout in_layout, int B, int NH, int T, int HS, float scale, cudaStream_t stream);
-void attention_delta(float* delta, const bf16* dout, const bf16* out, int B, int T, int NH, int HS,
-                     cudaStream_t stream);
-void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, HeadLayout grad_layout, const bf16* q, const bf16* k,
-                              const bf16* v, HeadLayout in_layout, const bf16* dout, HeadLayout out_layout,
-                              const float* lse, const float* delta, int B, int NH, int T, int HS, float scale,
-                              cudaStream_t stream);
+// The causal attention without the (T, T) matrix is src/train's, shared with fsdp-lora
+// (train/flash_attention_kernels.h): ddp reads q, k, v in place from the qkv projection's
+// (B, T, 3, NH, 64) output (FlashShape::packed_qkv) and writes dq, dk, dv into its gradient.
 
 // Softmax cross-entropy over the first V of Vp logits per row (the padding is ignored):
 //   losses[n] = logsumexp(logits[n,:V]) - logits[n, targets[n]]

@@ -144,18 +144,16 @@ int flash_variant(int requested, const char* env_name, int count, int fallback, 
 }  // namespace
 
 FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots, int bwd_variant, int fwd_variant)
-    : B_(B),
-      T_(T),
-      NH_(NH),
-      NKV_(NKV),
+    : shape_(FlashShape::token_major(B, T, NH, NKV, HD)),
       bwd_variant_(flash_variant(bwd_variant, "GPUACCEPT_FLASH_BWD", kFlashBackwardVariants,
                                  flash_backward_default_variant(), "backward")),
       fwd_variant_(flash_variant(fwd_variant, "GPUACCEPT_FLASH_FWD", kFlashForwardVariants,
                                  flash_forward_default_variant(), "forward")) {
   if (B < 1 || slots < 1 || !flash_attention_supported(T, NH, NKV, HD))
     throw std::invalid_argument(fmt::format("flash attention: B={} T={} NH={} NKV={} HD={} slots={}: needs B >= 1, "
-                                            "slots >= 1, HD = {}, T a positive multiple of {}, NH a multiple of NKV",
-                                            B, T, NH, NKV, HD, slots, kFlashHeadDim, kFlashBlock));
+                                            "slots >= 1, HD 64 or 128, T a positive multiple of {}, NH a multiple "
+                                            "of NKV",
+                                            B, T, NH, NKV, HD, slots, kFlashBlock));
   if (!flash_backward_variant_available(bwd_variant_) || !flash_forward_variant_available(fwd_variant_))
     throw std::invalid_argument(fmt::format("flash attention: backward variant {}, forward variant {}: the wgmma "
                                             "variants (backward 3, forward 2) need an sm_90a build and a compute "
@@ -163,7 +161,7 @@ FlashAttention::FlashAttention(int B, int T, int NH, int NKV, int HD, int slots,
                                             "elsewhere",
                                             bwd_variant_, fwd_variant_));
   inputs_.resize(sz(slots));
-  lse_ = DeviceBuffer<float>(sz(1LL * slots * B * NH * T));
+  lse_ = DeviceBuffer<float>(sz(1LL * slots * B * NH * T));  // (slots, B, NH, T)
   delta_ = DeviceBuffer<float>(sz(1LL * B * NH * T));
   if (flash_backward_stores_ds(bwd_variant_)) ds_ws_ = DeviceBuffer<bf16>(flash_backward_ds_workspace_elems(B, T, NH));
 }
@@ -180,18 +178,20 @@ std::size_t FlashAttention::device_bytes() const {
   return lse_.bytes() + delta_.bytes() + ds_ws_.bytes();
 }
 
-float* FlashAttention::lse(int slot) const { return lse_.get() + sz(slot) * sz(1LL * B_ * NH_ * T_); }
+float* FlashAttention::lse(int slot) const {
+  return lse_.get() + sz(slot) * sz(1LL * shape_.B * shape_.NH * shape_.T);
+}
 
 void FlashAttention::forward(int slot, bf16* y, const bf16* q, const bf16* k, const bf16* v, Gemm&, cudaStream_t s) {
   inputs_[checked_slot(slot, inputs_.size())] = {q, k, v, y};
-  flash_attention_forward(y, lse(slot), q, k, v, B_, T_, NH_, NKV_, s, fwd_variant_);
+  flash_attention_forward(y, lse(slot), q, k, v, shape_, s, fwd_variant_);
 }
 
 void FlashAttention::backward(int slot, bf16* dq, bf16* dk, bf16* dv, const bf16* dy, Gemm&, cudaStream_t s) {
   const Inputs in = inputs_[checked_slot(slot, inputs_.size())];
   if (!in.y) throw std::logic_error("flash attention: backward() before forward() of its slot");
-  flash_attention_backward(dq, dk, dv, delta_.get(), dy, in.y, lse(slot), in.q, in.k, in.v, B_, T_, NH_, NKV_, s,
-                           bwd_variant_, ds_ws_.get());
+  flash_attention_backward(dq, dk, dv, delta_.get(), dy, in.y, lse(slot), in.q, in.k, in.v, shape_, s, bwd_variant_,
+                           ds_ws_.get());
 }
 
 // ---------------------------------------------------------------- the choice

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/cuda_handles.h"
+#include "train/flash_attention_kernels.h"
 #include "fsdp-lora/gpu/gemm.h"
 
 namespace gpuaccept::fsdp::gpu {
@@ -74,8 +75,8 @@ class GemmAttention final : public Attention {
   DeviceBuffer<bf16> dkh_, dvh_;  // (B, NKV, T, HD)
 };
 
-// Fused causal attention for HD = 128 (FlashAttention-2, gpu/kernels/flash_attention.cu,
-// kernels.h's flash_attention_*): no (T, T) matrix anywhere, key blocks above the diagonal
+// Fused causal attention for HD = 128 (and 64) (FlashAttention-2, src/train's, shared with ddp:
+// train/flash_attention_kernels.h): no (T, T) matrix anywhere, key blocks above the diagonal
 // skipped, q, k, v read token-major in place. Keeps the forward's logsumexp per query row
 // (B, NH, T) fp32 for backward, and pointers to forward's q, k, v and y (see above). The
 // backward is deterministic: dk, dv of a kv head are summed over its G query heads inside one
@@ -102,14 +103,15 @@ class FlashAttention final : public Attention {
     const bf16 *q = nullptr, *k = nullptr, *v = nullptr, *y = nullptr;  // forward's, the caller's buffers
   };
   float* lse(int slot) const;
-  int B_, T_, NH_, NKV_, bwd_variant_, fwd_variant_;
+  train::FlashShape shape_;  // q, k, v token-major and apart
+  int bwd_variant_, fwd_variant_;
   std::vector<Inputs> inputs_;  // per slot
   DeviceBuffer<bf16> ds_ws_;   // variant 2: dS^T tiles of the causal half of (B, NH, T, T)
   DeviceBuffer<float> lse_;    // (slots, B, NH, T)  ln sum_t2 exp(scaled score), from forward
   DeviceBuffer<float> delta_;  // (B, NH, T)  rowsum(dy o y), backward's workspace
 };
 
-// FlashAttention where it applies (HD == 128, T % 64 == 0), GemmAttention otherwise, keeping
+// FlashAttention where it applies (HD 64 or 128, T % 64 == 0), GemmAttention otherwise, keeping
 // `slots` layers' state. The environment variable GPUACCEPT_FSDP_ATTENTION chooses by hand:
 // "gemm" (always the reference), "flash" (FlashAttention or an std::invalid_argument), "auto"
 // or unset (as above).

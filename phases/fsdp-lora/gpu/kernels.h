@@ -25,7 +25,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include "fsdp-lora/flash_attention_shape.h"
+#include "train/flash_attention_kernels.h"
 
 namespace gpuaccept::fsdp {
 struct InitPiece;  // base_init.h
@@ -291,70 +291,23 @@ void naive_gemm(const RowMajorGemm& g, cudaStream_t stream);
 // host_layer_shard / host_vocab_shard compute.
 void init_base_piece(bf16* buffer, const InitPiece& piece, std::uint64_t seed, cudaStream_t stream);
 
-// ---- flash attention (head size 128, grouped-query, causal) --------------------------------
-// gpu/kernels/flash_attention_{forward,backward}.cu; gpu/attention.h's FlashAttention is the model's user.
-// q, y, dq, dy token-major (B, T, NH, 128) contiguous (rows NH*128 apart), k, v, dk, dv
-// (B, T, NKV, 128) (rows NKV*128 apart); query head h reads key/value head h / (NH/NKV):
-//   y[b,t,h,:] = sum_{t2 <= t} softmax_t2(q[b,t,h,:] . k[b,t2,h/G,:] / sqrt(128)) v[b,t2,h/G,:]
-// lse (B, NH, T) fp32: the natural-log sum of exp of the scaled scores per query row, written
-// by the forward and read by the backward (which recomputes the probabilities from it).
-// delta (B, NH, T) fp32: the backward's workspace, rowsum(dy o y). Scores, softmax statistics
-// and every product accumulate in fp32; y, dq, dk, dv are rounded once to bf16 (overwritten).
-// The backward is deterministic (no atomics: dk, dv of a key/value head summed over its
-// query heads inside one block, dq in its own pass). T must be a multiple of kFlashBlock (64),
-// NH a multiple of NKV; every pointer 16-byte aligned. Outputs must not overlap inputs.
-// kFlashHeadDim, kFlashBlock, flash_attention_supported: flash_attention_shape.h (host code
-// plans memory with them too).
-using fsdp::flash_attention_supported;
-using fsdp::kFlashBlock;
-using fsdp::kFlashHeadDim;
-// Forward variants: 0, 64 queries a block, a warp on 16 rows; 1, 128 queries a block, a warp on
-// 32 rows (each K and V fragment feeds two row tiles: about half the shared-memory reads a
-// product), used where T % 128 == 0 (variant 0 elsewhere); 2, 64 queries a block on Hopper's
-// wgmma (flash_attention_forward_wgmma.cu), only where flash_forward_variant_available(2): an
-// sm_90a build on a compute capability 9.0 GPU. On an H100 at B 2, T 4096, 28/4 heads
-// (fsdp-model-tests, 2026-11-26 13:03 UTC): 0 0.92 ms, 1 0.74 ms, 2 0.53 ms, all within the
-// float64 loop's tolerances.
-// flash_forward_default_variant(): 2 where available, else 1 (GPUACCEPT_FLASH_FWD picks another).
-inline constexpr int kFlashForwardVariants = 3;
-bool flash_forward_variant_available(int variant);
-int flash_forward_default_variant();
-void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                             int NKV, cudaStream_t stream, int variant = flash_forward_default_variant());
-// y and lse from flash_attention_forward of the same q, k, v. `variant` picks the backward's
-// kernels (all deterministic, all to the same tolerances; flash_attention_backward.cu says
-// more). On an H100 at B 2, T 4096, 28/4 heads (fsdp-model-tests, 2026-11-26 13:03 UTC): 0
-// 3.41 ms, 1 3.26 ms, 2 2.71 ms, 3 1.44 ms:
-//   0  dK/dV kernel (Q/dO double-buffered, 1 CTA/SM) + a dQ kernel (recomputes P and dS)
-//   1  dK/dV kernel single-buffered (2 CTAs/SM) + the dQ kernel
-//   2  as 1, the dK/dV kernel also writing its dS^T tiles (bf16) to ds_workspace
-//      (flash_backward_ds_workspace_elems: the causal half of (B, NH, T, T), 0.95 GB at the 7B
-//      shape's B 2, T 4096; memory_plan.cpp counts it), and a dQ kernel that only sums dS K
-//      from them: 5 products a tile instead of 7. Its dq, dk, dv are bitwise those of variant 0
-//      at the timing shape.
-//   3  as 2 with the dK/dV kernel on Hopper's wgmma (flash_attention_backward_wgmma.cu): only
-//      where flash_backward_variant_available(3), an sm_90a build on a compute capability 9.0
-//      GPU (H100, H200).
-// flash_backward_default_variant(): 3 where available, else 2 (GPUACCEPT_FLASH_BWD picks another).
-// (Variant 2 was numbered 4 until 2026-11-26, when two slower fused-dQ variants were removed.)
-// ds_workspace (16-byte aligned) is needed where flash_backward_stores_ds.
-inline constexpr int kFlashBackwardVariants = 4;
-bool flash_backward_variant_available(int variant);
-int flash_backward_default_variant();
-bool flash_backward_stores_ds(int variant);
-using fsdp::flash_backward_ds_workspace_elems;  // flash_attention_shape.h
-void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
-                              const float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                              int NKV, cudaStream_t stream, int variant = flash_backward_default_variant(),
-                              bf16* ds_workspace = nullptr);
-// The compiled kernels of forward variant `forward_variant` and of backward variant `variant` as the device sees them
-// (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor): out[0] the forward,
-// then the backward's dK/dV (or fused) kernel and, unfused, the dQ kernel. Returns the count.
-struct FlashKernelResources {
-  const char* name;
-  int threads, regs, static_smem, dynamic_smem, max_dynamic_smem, local_bytes, blocks_per_sm;
-};
-int flash_kernel_resources(int variant, FlashKernelResources (&out)[3],
-                           int forward_variant = flash_forward_default_variant());
+// ---- flash attention: src/train's, shared with ddp (train/flash_attention_kernels.h) -------
+// Heads of 128 here (Qwen2), grouped key/value heads, q, k, v token-major and apart:
+// FlashShape::token_major. gpu/attention.h's FlashAttention is the model's user.
+using train::FlashKernelResources;
+using train::FlashShape;
+using train::flash_attention_backward;
+using train::flash_attention_forward;
+using train::flash_attention_supported;
+using train::flash_backward_default_variant;
+using train::flash_backward_ds_workspace_elems;
+using train::flash_backward_stores_ds;
+using train::flash_backward_variant_available;
+using train::flash_forward_default_variant;
+using train::flash_forward_variant_available;
+using train::flash_kernel_resources;
+using train::kFlashBackwardVariants;
+using train::kFlashBlock;
+using train::kFlashForwardVariants;
 
 }  // namespace gpuaccept::fsdp::gpu

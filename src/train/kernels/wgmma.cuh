@@ -10,8 +10,10 @@
 //   wait<n>               commit closes a group of products; wait<n> leaves at most n in flight
 //   fence_async_shared    this thread's shared-memory writes made visible to wgmma's reads
 //   mma_m64n64k16_ss      d (64 x 64) (+)= A B, both operands from shared memory
+//   mma_m64n64k16_rs      d (64 x 64) += A B, A from registers, B from shared memory
 //   mma_m64n128k16_ss     d (64 x 128) += A B, both from shared memory (either transposed)
 //   mma_m64n128k16_rs     d (64 x 128) += A B, A from registers, B from shared memory
+//   mma_ss<N>, mma_rs<N>  the same chosen by N (64 or 128), for kernels templated on the head size
 //
 // Accumulators: thread (warp w, lane l) of the warpgroup holds rows 16w + l/4 and +8, and for each
 // 8-column block j the columns 8j + 2(l%4), +1: d[4j + e] at row +8(e/2), column +e%2 -- per
@@ -20,8 +22,8 @@
 // pack(d[8kk+4..5]), pack(d[8kk+6..7]).
 //
 // The one shared-memory layout used here (wgmma-probe checks it against a CPU loop, K-major and
-// N-major): a tile of 64 rows x 128 bf16 columns as two 64-column halves (8 KB each) of 64
-// rows of 128 bytes, 16-byte chunk c of row r stored at chunk c ^ (r % 8) (the 128-byte
+// N-major): a tile of 64 rows x 128 bf16 columns as two 64-column halves (8 KB each; a tile of
+// 64 columns, a head of 64, is one half) of 64 rows of 128 bytes, 16-byte chunk c of row r stored at chunk c ^ (r % 8) (the 128-byte
 // swizzle, which spreads ldmatrix-free reads of 8 rows over every bank). Its base must be
 // 1024-byte aligned. Read K-major (the columns are the reduction: Q K^T) or N-major (the rows
 // are the reduction: P V).
@@ -71,20 +73,25 @@ inline constexpr int kTileCols = 128;
 inline constexpr int kTileBytes = kTileRows * kTileCols * 2;  // 16 KB
 inline constexpr int kHalfBytes = kTileBytes / 2;             // one 64-column half
 
-// Rows `ld` elements apart from `src` into the tile at `dst` (cp.async; the caller commits), by
-// the kThreads threads of the block. Thread x copies chunk x % 16 of rows x / 16 + n kThreads/16:
-// whole 8-row groups a pass, so its swizzled place moves by a constant and no pass divides.
-template <int kThreads = 128>
+// Rows `ld` elements apart from `src` into a 64 x kCols tile at `dst` (kCols 128: both halves;
+// 64: one half, a head of 64), cp.async (the caller commits), by the kThreads threads of the
+// block. Thread x copies chunk x % (kCols/8) of rows x / (kCols/8) + n kThreads/(kCols/8): whole
+// 8-row groups a pass, so its swizzled place moves by a constant and no pass divides.
+template <int kCols = kTileCols, int kThreads = 128>
 __device__ inline void load_tile(unsigned char* dst, const __nv_bfloat16* src, std::size_t ld) {
-  static_assert(kThreads % 128 == 0, "whole 8-row groups a pass");
-  constexpr int kRowsPerPass = kThreads / 16;
-  const int c = static_cast<int>(threadIdx.x) % 16, r = static_cast<int>(threadIdx.x) / 16;
+  static_assert(kCols == 64 || kCols == 128, "one or two 64-column halves");
+  constexpr int kChunks = kCols / 8, kRowsPerPass = kThreads / kChunks;
+  static_assert(kRowsPerPass % 8 == 0, "whole 8-row groups a pass");
+  const int c = static_cast<int>(threadIdx.x) % kChunks, r = static_cast<int>(threadIdx.x) / kChunks;
   unsigned char* d = dst + (c / 8) * kHalfBytes + r * 128 + ((c % 8) ^ (r % 8)) * 16;
   const __nv_bfloat16* s = src + r * ld + c * 8;
 #pragma unroll
   for (int n = 0; n < kTileRows / kRowsPerPass; ++n)
     tc::copy_async16(d + n * kRowsPerPass * 128, s + n * kRowsPerPass * ld);
 }
+// Bytes of a 64 x kCols tile.
+template <int kCols>
+inline constexpr int kTileBytesOf = kTileRows * kCols * 2;
 // The tile read K-major at k-step s (columns 16s .. 16s + 15): the hardware applies the XOR, so
 // a step inside a half moves the start by 32 bytes; SBO 1024 is the next 8 rows.
 __device__ inline std::uint64_t desc_k_major(const unsigned char* tile, int s) {
@@ -113,6 +120,9 @@ __device__ inline std::uint64_t desc_n_major(const unsigned char* tile, int s) {
       "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),     \
       "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),     \
       "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define GPUACCEPT_WGMMA_D32_TEXT                                                                     \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                          \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
 #define GPUACCEPT_WGMMA_D64_TEXT                                                                     \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                          \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                \
@@ -120,17 +130,29 @@ __device__ inline std::uint64_t desc_n_major(const unsigned char* tile, int s) {
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
 
 // d (64 x 64, 32 a thread) = A B^T (+ d where `accumulate`) for one k-step of 16; kTransB: B's
-// descriptor is N-major.
-template <int kTransB = 0>
+// descriptor is N-major; kTransA: A's is M-major (its rows are the reduction).
+template <int kTransB = 0, int kTransA = 0>
 __device__ inline void mma_m64n64k16_ss(float (&d)[32], std::uint64_t a, std::uint64_t b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, %35;\n}\n"
+      GPUACCEPT_WGMMA_D32_TEXT
+      "%32, %33, p, 1, 1, %36, %35;\n}\n"
       : GPUACCEPT_WGMMA_D32(d)
-      : "l"(a), "l"(b), "r"(accumulate), "n"(kTransB));
+      : "l"(a), "l"(b), "r"(accumulate), "n"(kTransB), "n"(kTransA));
+}
+
+// d (64 x 64, 32 a thread) += A B for one k-step of 16: a the thread's A fragment (four bf16
+// pairs, the packing above), B's descriptor N-major (kTransB 1) or K-major (0).
+template <int kTransB = 1>
+__device__ inline void mma_m64n64k16_rs(float (&d)[32], const std::uint32_t* a, std::uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"  // scale-d is a predicate: always accumulate
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      GPUACCEPT_WGMMA_D32_TEXT
+      "{%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n"
+      : GPUACCEPT_WGMMA_D32(d)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kTransB));
 }
 
 // d (64 x 128, 64 a thread) += A B for one k-step of 16, both operands from shared memory:
@@ -158,6 +180,24 @@ __device__ inline void mma_m64n128k16_rs(float (&d)[64], const std::uint32_t* a,
       "{%64, %65, %66, %67}, %68, p, 1, 1, %69;\n}\n"
       : GPUACCEPT_WGMMA_D64(d)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kTransB));
+}
+
+// The products above by their N (64 or 128: the head size of the attention's P V, dS K, P^T dO
+// and dS^T Q), so that one kernel template serves both: d (64 x N, N/2 a thread) += A B for one
+// k-step of 16.
+template <int N, int kTransA, int kTransB>
+__device__ inline void mma_ss(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
+  if constexpr (N == 64)
+    mma_m64n64k16_ss<kTransB, kTransA>(d, a, b, 1);
+  else
+    mma_m64n128k16_ss<kTransA, kTransB>(d, a, b);
+}
+template <int N, int kTransB = 1>
+__device__ inline void mma_rs(float (&d)[N / 2], const std::uint32_t* a, std::uint64_t b) {
+  if constexpr (N == 64)
+    mma_m64n64k16_rs<kTransB>(d, a, b);
+  else
+    mma_m64n128k16_rs<kTransB>(d, a, b);
 }
 
 }  // namespace gpuaccept::train::wgmma

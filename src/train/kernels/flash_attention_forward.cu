@@ -1,60 +1,59 @@
 // Causal grouped-query attention without the T x T matrix in memory, forward (FlashAttention-2,
-// Dao 2023) for a head size of 128 and T a multiple of 64 (kernels.h gives the interface). q, y
-// are token-major (B, T, NH, 128), k, v (B, T, NKV, 128); query head h reads key/value head
-// h / G, G = NH / NKV. ddp's kernels (ddp/gpu/kernels/flash_attention.cu, head size 64, one
-// key/value head per query head) are the model for these.
+// Dao 2023) for heads of 64 and 128 and T a multiple of 64 (train/flash_attention_kernels.h
+// gives the interface). q, k, v token-major with the rows FlashShape gives, y (B, T, NH, HD);
+// query head h reads key/value head h / G, G = NH / NKV.
 //
 // Per (b, h) and block of queries (variant 0: 64, 4 warps x 16 rows; variant 1: 128, 4 warps x
 // 32 rows; variant 2, flash_attention_forward_wgmma.cu: 64 on wgmma), over key blocks 0..own
 // (those above the diagonal are skipped):
 //   s = q k^T * scale;  m' = max(m, rowmax s);  p = exp(s - m');  l = l e^(m-m') + rowsum p;
 //   o = o e^(m-m') + p v;  at the end o /= l and lse = m + log l (kept for backward).
-#include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
+#include "train/kernels/flash_attention_tiles.cuh"
 
-namespace gpuaccept::fsdp::gpu {
+namespace gpuaccept::train {
 
 namespace flash {
 
 // ---- forward -----------------------------------------------------------------------------
 // Shared memory: q, then k and v twice (the tile in use and the next one).
-constexpr int kForwardShared = 5 * kTile * static_cast<int>(sizeof(bf16));
+template <int kD>
+constexpr int kForwardShared = 5 * Tiles<kD>::kTile * static_cast<int>(sizeof(bf16));
 
 // grid (B*NH, T/64): query_block's layout.
+template <int kD>
 __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, float* lse, const bf16* q,
                                                                     const bf16* k, const bf16* v, int T, int NH,
-                                                                    int NKV, float scale_log2) {
+                                                                    int NKV, int qs, int ks, float scale_log2) {
+  using Ti = Tiles<kD>;
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sq = reinterpret_cast<bf16*>(smem);
-  bf16* skv = sq + kTile;  // [buffer][k, v]
-  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
-  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
-  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
-  const std::size_t qtile = at.qtile, ktile = at.ktile;
+  bf16* skv = sq + Ti::kTile;  // [buffer][k, v]
+  const QueryBlock at = query_block<kD>(q, k, v, T, NH, NKV, qs, ks);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r = warp * 16 + g;  // this thread's rows, counted from the block's first: r and r + 8
 
-  load_tile(sq, qh + qb * qtile, qs);
-  load_tile(skv, kh, ks);
-  load_tile(skv + kTile, vh, ks);
+  Ti::load_tile(sq, at.qh + at.qb * at.qtile, at.qs);
+  Ti::load_tile(skv, at.kh, at.ks);
+  Ti::load_tile(skv + Ti::kTile, at.vh, at.ks);
   commit();
 
-  Operand qa;
-  float acc[16][4], s[8][4];
+  typename Ti::Operand qa;
+  float acc[Ti::kFrags][4], s[8][4];  // o (16 x kD), s (16 x 64 keys)
   zero(acc);
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-  for (int kb = 0; kb <= qb; ++kb) {
-    const bf16* sk = next_kv_block(skv, kh, vh, kb, qb, ktile, ks);
-    const bf16* sv = sk + kTile;
-    if (kb == 0) load_a(qa, sq + warp * 16 * kStride, lane);
+  for (int kb = 0; kb <= at.qb; ++kb) {
+    const bf16* sk = Ti::next_kv_block(skv, at.kh, at.vh, kb, at.qb, at.ktile, at.ks);
+    const bf16* sv = sk + Ti::kTile;
+    if (kb == 0) Ti::load_a(qa, sq + warp * 16 * Ti::kStride, lane);
     zero(s);
-    mma_abt(s, qa, sk, lane);  // s = q k^T
-    if (kb == qb) mask_diagonal<true>(s, r, 0, t, -INFINITY);
+    Ti::mma_abt(s, qa, sk, lane);  // s = q k^T
+    if (kb == at.qb) mask_diagonal<true>(s, r, 0, t, -INFINITY);
     online_softmax(s, acc, m0, m1, l0, l1, scale_log2);
-    mma_pb(acc, s, sv, lane);  // o += p v
+    Ti::mma_pb(acc, s, sv, lane);  // o += p v
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc, qb * kBlock + r, m0,
-              m1, l0, l1, t);
+  finish_rows(y + Ti::head_start(at.b, at.h, T, at.ys), at.ys, lse + static_cast<std::size_t>(blockIdx.x) * T, acc,
+              at.qb * kBlock + r, m0, m1, l0, l1, t);
 }
 
 // ---- forward, 128 queries a block (forward variant 1) ------------------------------------
@@ -64,10 +63,13 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(bf16* y, flo
 // 128). Q is read from shared memory a k-step at a time (two tiles in registers would not fit
 // beside the accumulators). A warp whose 32 rows all lie before a key block skips it. T % 128.
 constexpr int kBlockM = 2 * kBlock;  // 128 queries
-constexpr int kForward128Shared = 6 * kTile * static_cast<int>(sizeof(bf16));  // q (128 rows), k and v twice
+template <int kD>
+constexpr int kForward128Shared = 6 * Tiles<kD>::kTile * static_cast<int>(sizeof(bf16));  // q (128 rows), k, v twice
 
 // s[i] (16 x 64) += rows 16i .. 16i + 15 (from a_rows on) x B^T, B the 64 rows of a tile.
+template <int kD>
 __device__ inline void mma_abt2(float (&s)[2][8][4], const bf16* a_rows, const bf16* b, int lane) {
+  constexpr int kStride = Tiles<kD>::kStride;
 #pragma unroll
   for (int ks = 0; ks < kD / 16; ++ks) {
     uint32_t a0[4], a1[4];
@@ -85,8 +87,10 @@ __device__ inline void mma_abt2(float (&s)[2][8][4], const bf16* a_rows, const b
   }
 }
 
-// acc[i] (16 x 128) += p[i] (16 x 64, accumulators turned A operands) * V (64 rows of a tile).
-__device__ inline void mma_pb2(float (&acc)[2][16][4], const float (&p)[2][8][4], const bf16* b, int lane) {
+// acc[i] (16 x kD) += p[i] (16 x 64, accumulators turned A operands) * V (64 rows of a tile).
+template <int kD>
+__device__ inline void mma_pb2(float (&acc)[2][kD / 8][4], const float (&p)[2][8][4], const bf16* b, int lane) {
+  constexpr int kStride = Tiles<kD>::kStride;
 #pragma unroll
   for (int kk = 0; kk < kBlock / 16; ++kk) {
     uint32_t a0[4], a1[4];
@@ -111,58 +115,82 @@ __device__ inline void mma_pb2(float (&acc)[2][16][4], const float (&p)[2][8][4]
 }
 
 // grid (B*NH, T/128): query_block's layout, 128-query blocks.
+template <int kD>
 __global__ void __launch_bounds__(kThreads, 2) flash_forward128_kernel(bf16* y, float* lse, const bf16* q,
                                                                        const bf16* k, const bf16* v, int T, int NH,
-                                                                       int NKV, float scale_log2) {
+                                                                       int NKV, int qs, int ks, float scale_log2) {
+  using Ti = Tiles<kD>;
   extern __shared__ __align__(16) unsigned char smem[];
   bf16* sq = reinterpret_cast<bf16*>(smem);  // 128 rows, kStride apart (two 64-row tiles back to back)
-  bf16* skv = sq + 2 * kTile;                 // [buffer][k, v]
-  const QueryBlock at = query_block(q, k, v, T, NH, NKV);
-  const int b = at.b, h = at.h, qb = at.qb, qs = at.qs, ks = at.ks;
-  const bf16 *qh = at.qh, *kh = at.kh, *vh = at.vh;
-  const std::size_t qtile = at.qtile, ktile = at.ktile;
+  bf16* skv = sq + 2 * Ti::kTile;             // [buffer][k, v]
+  const QueryBlock at = query_block<kD>(q, k, v, T, NH, NKV, qs, ks);
+  const int qb = at.qb;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int r = warp * 32 + g;  // this thread's rows from the block's first: r, r + 8 (tile 0), r + 16, r + 24 (tile 1)
 
-  load_tile(sq, qh + (2 * qb) * qtile, qs);
-  load_tile(sq + kTile, qh + (2 * qb + 1) * qtile, qs);
-  load_tile(skv, kh, ks);
-  load_tile(skv + kTile, vh, ks);
+  Ti::load_tile(sq, at.qh + (2 * qb) * at.qtile, at.qs);
+  Ti::load_tile(sq + Ti::kTile, at.qh + (2 * qb + 1) * at.qtile, at.qs);
+  Ti::load_tile(skv, at.kh, at.ks);
+  Ti::load_tile(skv + Ti::kTile, at.vh, at.ks);
   commit();
 
-  float acc[2][16][4], s[2][8][4];
+  float acc[2][Ti::kFrags][4], s[2][8][4];
   zero(acc[0]);
   zero(acc[1]);
   float m[2][2] = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}}, l[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
   const int last = 2 * qb + 1;  // the key blocks up to the block's last row
   for (int kb = 0; kb <= last; ++kb) {
-    const bf16* sk = next_kv_block(skv, kh, vh, kb, last, ktile, ks);
-    const bf16* sv = sk + kTile;
+    const bf16* sk = Ti::next_kv_block(skv, at.kh, at.vh, kb, last, at.ktile, at.ks);
+    const bf16* sv = sk + Ti::kTile;
     const int col0 = kb * kBlock - qb * kBlockM;  // the key block's first key, from the block's first row
     if (col0 <= warp * 32 + 31) {                 // some key at or before this warp's last row
       zero(s[0]);
       zero(s[1]);
-      mma_abt2(s, sq + warp * 32 * kStride, sk, lane);  // s = q k^T
-      if (col0 + kBlock - 1 > warp * 32) {               // some key after this warp's first row
+      mma_abt2<kD>(s, sq + warp * 32 * Ti::kStride, sk, lane);  // s = q k^T
+      if (col0 + kBlock - 1 > warp * 32) {                       // some key after this warp's first row
         mask_diagonal<true>(s[0], r, col0, t, -INFINITY);
         mask_diagonal<true>(s[1], r + 16, col0, t, -INFINITY);
       }
       online_softmax(s[0], acc[0], m[0][0], m[0][1], l[0][0], l[0][1], scale_log2);
       online_softmax(s[1], acc[1], m[1][0], m[1][1], l[1][0], l[1][1], scale_log2);
-      mma_pb2(acc, s, sv, lane);  // o += p v
+      mma_pb2<kD>(acc, s, sv, lane);  // o += p v
     }
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i)
-    finish_rows(y + head_start(b, h, T, NH), qs, lse + static_cast<std::size_t>(blockIdx.x) * T, acc[i],
-                qb * kBlockM + r + 16 * i, m[i][0], m[i][1], l[i][0], l[i][1], t);
+    finish_rows(y + Ti::head_start(at.b, at.h, T, at.ys), at.ys, lse + static_cast<std::size_t>(blockIdx.x) * T,
+                acc[i], qb * kBlockM + r + 16 * i, m[i][0], m[i][1], l[i][0], l[i][1], t);
 }
 
+template <int kD>
 FlashKernelResources forward_resources(int forward_variant) {
-  if (forward_variant == 2) return flash_forward_wgmma_resources();
-  return forward_variant == 1 ? resources("forward128", flash_forward128_kernel, kThreads, kForward128Shared)
-                              : resources("forward", flash_forward_kernel, kThreads, kForwardShared);
+  if (forward_variant == 2) return flash_forward_wgmma_resources<kD>();
+  return forward_variant == 1 ? resources("forward128", flash_forward128_kernel<kD>, kThreads, kForward128Shared<kD>)
+                              : resources("forward", flash_forward_kernel<kD>, kThreads, kForwardShared<kD>);
+}
+template FlashKernelResources forward_resources<64>(int);
+template FlashKernelResources forward_resources<128>(int);
+
+template <int kD>
+void launch_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, const FlashShape& s,
+                    cudaStream_t stream, int variant) {
+  const float scale_log2 = kLog2e / std::sqrt(static_cast<float>(kD));
+  const int qs = static_cast<int>(s.q_row), ks = static_cast<int>(s.kv_row);
+  if (variant == 2) {
+    launch_flash_forward_wgmma<kD>(y, lse, q, k, v, s, scale_log2, stream);
+  } else if (variant == 1 && s.T % kBlockM == 0) {
+    static const bool allowed = (allow_shared(flash_forward128_kernel<kD>, kForward128Shared<kD>), true);
+    (void)allowed;
+    flash_forward128_kernel<kD><<<dim3(s.B * s.NH, s.T / kBlockM), kThreads, kForward128Shared<kD>, stream>>>(
+        y, lse, q, k, v, s.T, s.NH, s.NKV, qs, ks, scale_log2);
+  } else {
+    static const bool allowed = (allow_shared(flash_forward_kernel<kD>, kForwardShared<kD>), true);
+    (void)allowed;
+    flash_forward_kernel<kD><<<dim3(s.B * s.NH, s.T / kBlock), kThreads, kForwardShared<kD>, stream>>>(
+        y, lse, q, k, v, s.T, s.NH, s.NKV, qs, ks, scale_log2);
+  }
+  check_launch("flash_attention_forward");
 }
 
 }  // namespace flash
@@ -176,32 +204,16 @@ bool flash_forward_variant_available(int variant) {
 
 int flash_forward_default_variant() { return flash_forward_variant_available(2) ? 2 : 1; }
 
-void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, int B, int T, int NH,
-                             int NKV, cudaStream_t stream, int variant) {
-  check_shape("forward", B, T, NH, NKV);
-  require(td::aligned16(q) && td::aligned16(k) && td::aligned16(v) && td::aligned16(y),
-          "flash_attention_forward: q, k, v, y must be 16-byte aligned");
+void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, const bf16* v, const FlashShape& shape,
+                             cudaStream_t stream, int variant) {
+  check_shape(shape);
+  require(td::aligned16(q) && td::aligned16(k) && td::aligned16(v) && td::aligned16(y) && td::aligned16(lse),
+          "flash_attention_forward: q, k, v, y, lse must be 16-byte aligned");
   require(variant >= 0 && variant < kFlashForwardVariants, "flash_attention_forward: no such forward variant");
   require(flash_forward_variant_available(variant),
           "flash_attention_forward: variant 2 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   NvtxRange range("flash_attention_forward");
-  const float scale = 1.f / std::sqrt(static_cast<float>(kD));
-  if (variant == 2) {
-    launch_flash_forward_wgmma(y, lse, q, k, v, B, T, NH, NKV, scale * kLog2e, stream);
-    return;
-  }
-  if (variant == 1 && T % kBlockM == 0) {
-    static const bool allowed = (allow_shared(flash_forward128_kernel, kForward128Shared), true);
-    (void)allowed;
-    flash_forward128_kernel<<<dim3(B * NH, T / kBlockM), kThreads, kForward128Shared, stream>>>(
-        y, lse, q, k, v, T, NH, NKV, scale * kLog2e);
-  } else {
-    static const bool allowed = (allow_shared(flash_forward_kernel, kForwardShared), true);
-    (void)allowed;
-    flash_forward_kernel<<<dim3(B * NH, T / kBlock), kThreads, kForwardShared, stream>>>(y, lse, q, k, v, T, NH, NKV,
-                                                                                         scale * kLog2e);
-  }
-  check_launch("flash_attention_forward");
+  with_head_dim(shape.HD, [&](auto hd) { launch_forward<decltype(hd)::value>(y, lse, q, k, v, shape, stream, variant); });
 }
 
-}  // namespace gpuaccept::fsdp::gpu
+}  // namespace gpuaccept::train

@@ -1,9 +1,10 @@
-// The attention backward on Hopper's wgmma (backward variant 3; kernels.h): variant 2's two
-// passes (flash_attention_backward.cu, whose delta kernel runs first), a dK/dV kernel that
-// leaves its dS^T tiles in the workspace and a dQ kernel that sums dS K from them (below). The
-// math, the grids and the workspace are variant 2's; the products and the order of the dK/dV
-// steps (so of its sums) change. Variant 2's mma.sync kernel was bound by shared-memory reads
-// (Nsight Compute on an H100: 83% L1/shared throughput, tensor pipe 34%) because every operand
+// The attention backward on Hopper's wgmma (backward variant 3; train/flash_attention_kernels.h):
+// variant 2's two passes (flash_attention_backward.cu, whose delta kernel runs first), a dK/dV
+// kernel that leaves its dS^T tiles in the workspace and a dQ kernel that sums dS K from them
+// (below). The math, the grids and the workspace are variant 2's; the products and the order of
+// the dK/dV steps (so of its sums) change. Templates on the head size kD (64 or 128). Variant
+// 2's mma.sync kernel was bound by shared-memory reads (Nsight Compute on an H100: 83%
+// L1/shared throughput, tensor pipe 34%) because every operand
 // passes through ldmatrix; wgmma reads its shared-memory operands itself, and its accumulators
 // stay in the registers the next product reads. 1.44 ms against 2.71 at the 7B shape on an
 // H100 (docs/performance.md, "The attention on Hopper's wgmma").
@@ -11,31 +12,32 @@
 // dK/dV:
 //   per (b, kv head, block of 64 keys), one warpgroup, over the query blocks at or after its own
 //   (the last first) and, for each, the G query heads of the group (step i):
-//     S^T  (64 keys x 64 queries) = K Q^T           m64n64k16, K and Q from shared memory
-//     dP^T (64 x 64)              = V dO^T          m64n64k16, V and dO from shared memory
+//     S^T  (64 keys x 64 queries) = K Q^T           m64n64k16 x kD/16, K and Q from shared memory
+//     dP^T (64 x 64)              = V dO^T          m64n64k16 x kD/16, V and dO from shared memory
 //     P^T  = exp(S^T scale - lse[query]), 0 where query < key
 //     dS^T = P^T o (dP^T - delta[query])            -> the dS workspace (bf16), for dQ
-//     dV (64 keys x 128) += P^T dO                  m64n128k16, P^T from registers, dO N-major
-//     dK (64 x 128)      += dS^T Q                  m64n128k16, dS^T from registers, Q N-major
-//   dK scaled by 1/sqrt(128) at the end.
+//     dV (64 keys x kD) += P^T dO                   m64nkDk16 x 4, P^T from registers, dO N-major
+//     dK (64 x kD)      += dS^T Q                   m64nkDk16 x 4, dS^T from registers, Q N-major
+//   dK scaled by 1/sqrt(kD) at the end.
 // Thread (warp w, lane l): keys 16w + l/4 and +8, queries 8j + 2(l%4), +1 (wgmma.cuh's places).
 // Shared memory (wgmma.cuh's swizzled tiles, 1024-byte aligned): K, V, then Q, dO, lse and
 // delta twice (step i + 1 loads while step i computes), and the dS^T tile staged for whole-row
 // stores; two CTAs a streaming multiprocessor.
 // sm_90a only: elsewhere the kernels trap and flash_wgmma_available() says no.
-#include "fsdp-lora/gpu/kernels/flash_attention_tiles.cuh"
+#include "train/kernels/flash_attention_tiles.cuh"
 #include "train/kernels/wgmma.cuh"
 
-namespace gpuaccept::fsdp::gpu::flash {
+namespace gpuaccept::train::flash {
 namespace {
 
 namespace wg = train::wgmma;
 constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kRowFloats = 2 * kBlock;  // lse and delta of one query block
 constexpr int kStageBytes = kBlock * kBlock * 2;  // one dS^T tile (bf16), staged for coalesced stores
+template <int kD>
 constexpr int kDkdvWgmmaShared =
-    6 * wg::kTileBytes + kStageBytes + 2 * kRowFloats * static_cast<int>(sizeof(float)) + wg::kSmemAlign;
-static_assert(wg::kTileRows == kBlock && wg::kTileCols == kD);
+    6 * wg::kTileBytesOf<kD> + kStageBytes + 2 * kRowFloats * static_cast<int>(sizeof(float)) + wg::kSmemAlign;
+static_assert(wg::kTileRows == kBlock);
 
 // The thread's A fragments (k-steps of 16 queries) from its accumulators (wgmma.cuh).
 __device__ inline void to_a_fragments(std::uint32_t (&a)[16], const float (&d)[32]) {
@@ -44,22 +46,26 @@ __device__ inline void to_a_fragments(std::uint32_t (&a)[16], const float (&d)[3
 }
 
 // grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block.
+template <int kD>
 __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kernel(
     bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
-    const float* delta, int T, int NH, int NKV, float scale, float scale_log2) {
+    const float* delta, int T, int NH, int NKV, int qs, int ks, float scale, float scale_log2) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ti = Tiles<kD>;
+  constexpr int kTileBytes = wg::kTileBytesOf<kD>;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = wg::aligned_smem(smem_raw);
   unsigned char* sk = smem;
-  unsigned char* sv = sk + wg::kTileBytes;
-  unsigned char* sqdo = sv + wg::kTileBytes;                                    // [buffer][q, dO]
-  unsigned char* stage = sqdo + 4 * wg::kTileBytes;                            // dS^T, rows of 128 B
+  unsigned char* sv = sk + kTileBytes;
+  unsigned char* sqdo = sv + kTileBytes;                                    // [buffer][q, dO]
+  unsigned char* stage = sqdo + 4 * kTileBytes;                            // dS^T, rows of 128 B
   float* srow = reinterpret_cast<float*>(stage + kStageBytes);                 // [buffer][lse, delta]
   const int G = NH / NKV;
   const int b = blockIdx.x / NKV, kvh = blockIdx.x % NKV;
   const int kb = blockIdx.y;
-  const int qs = NH * kD, ks = NKV * kD;
+  const int ys = NH * kD;  // rows of dy
   const std::size_t qtile = static_cast<std::size_t>(kBlock) * qs, ktile = static_cast<std::size_t>(kBlock) * ks;
+  const std::size_t ytile = static_cast<std::size_t>(kBlock) * ys;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
   const int r0 = warp * 16 + lane / 4;  // this thread's keys r0 and r0 + 8, from the block's first
   const int blocks = T / kBlock, per_head = blocks - kb, steps = G * per_head;
@@ -74,21 +80,21 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
   auto step_block = [&](int i) { return blocks - 1 - i / G; };
   auto load_step = [&](int i, int buf) {
     const int h = step_head(i), qb = step_block(i);
-    unsigned char* dst = sqdo + buf * 2 * wg::kTileBytes;
-    wg::load_tile(dst, q + head_start(b, h, T, NH) + qb * qtile, qs);
-    wg::load_tile(dst + wg::kTileBytes, dy + head_start(b, h, T, NH) + qb * qtile, qs);
+    unsigned char* dst = sqdo + buf * 2 * kTileBytes;
+    wg::load_tile<kD>(dst, q + Ti::head_start(b, h, T, qs) + qb * qtile, qs);
+    wg::load_tile<kD>(dst + kTileBytes, dy + Ti::head_start(b, h, T, ys) + qb * ytile, ys);
     const std::size_t rows = (static_cast<std::size_t>(b) * NH + h) * T + static_cast<std::size_t>(qb) * kBlock;
     load_row_values(srow + buf * kRowFloats, lse + rows);
     load_row_values(srow + buf * kRowFloats + kBlock, delta + rows);
     commit();
   };
-  wg::load_tile(sk, k + head_start(b, kvh, T, NKV) + kb * ktile, ks);
-  wg::load_tile(sv, v + head_start(b, kvh, T, NKV) + kb * ktile, ks);
+  wg::load_tile<kD>(sk, k + Ti::head_start(b, kvh, T, ks) + kb * ktile, ks);
+  wg::load_tile<kD>(sv, v + Ti::head_start(b, kvh, T, ks) + kb * ktile, ks);
   load_step(0, 0);  // one group with k and v
 
-  float dk_acc[64], dv_acc[64];  // (64 keys, 128 channels): keys r0, r0 + 8; channels 8j + 2t, +1
+  float dk_acc[kD / 2], dv_acc[kD / 2];  // (64 keys, kD channels): keys r0, r0 + 8; channels 8j + 2t, +1
 #pragma unroll
-  for (int i = 0; i < 64; ++i) dk_acc[i] = dv_acc[i] = 0.f;
+  for (int i = 0; i < kD / 2; ++i) dk_acc[i] = dv_acc[i] = 0.f;
   for (int i = 0; i < steps; ++i) {
     const int buf = i % 2, qb = step_block(i);
     if (i + 1 < steps) {  // the other buffer is free since step i - 1's closing barrier
@@ -99,8 +105,8 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
     }
     wg::fence_async_shared();  // this thread's cp.async writes, to the proxy wgmma reads through
     __syncthreads();
-    const unsigned char* sq = sqdo + buf * 2 * wg::kTileBytes;
-    const unsigned char* sdo = sq + wg::kTileBytes;
+    const unsigned char* sq = sqdo + buf * 2 * kTileBytes;
+    const unsigned char* sdo = sq + kTileBytes;
     const float* sl = srow + buf * kRowFloats;
     const float* sd = sl + kBlock;
 
@@ -161,8 +167,8 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
     wg::fence();
 #pragma unroll
     for (int kk = 0; kk < kBlock / 16; ++kk) {
-      wg::mma_m64n128k16_rs(dv_acc, pa + 4 * kk, wg::desc_n_major(sdo, kk));
-      wg::mma_m64n128k16_rs(dk_acc, dsa + 4 * kk, wg::desc_n_major(sq, kk));
+      wg::mma_rs<kD>(dv_acc, pa + 4 * kk, wg::desc_n_major(sdo, kk));
+      wg::mma_rs<kD>(dk_acc, dsa + 4 * kk, wg::desc_n_major(sq, kk));
     }
     wg::commit();
     __syncthreads();  // the staged tile is complete
@@ -179,10 +185,10 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
     __syncthreads();  // every warp is done with this buffer and the staged tile before they are refilled
   }
   // dK (scaled), dV: keys kb*64 + r0 (+8), channels 8j + 2t.
-  const std::size_t out = head_start(b, kvh, T, NKV);
+  const std::size_t out = Ti::head_start(b, kvh, T, ks);
   const std::size_t row0 = static_cast<std::size_t>(kb) * kBlock + r0;
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kD / 8; ++j) {
     const int col = 8 * j + 2 * t;
     *reinterpret_cast<__nv_bfloat162*>(dk + out + row0 * ks + col) =
         __floats2bfloat162_rn(dk_acc[4 * j] * scale, dk_acc[4 * j + 1] * scale);
@@ -195,7 +201,7 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
   }
 #else
   (void)dk, (void)dv, (void)ds, (void)q, (void)k, (void)v, (void)dy, (void)lse, (void)delta;
-  (void)T, (void)NH, (void)NKV, (void)scale, (void)scale_log2;
+  (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale, (void)scale_log2;
   __trap();  // not built for sm_90a: flash_wgmma_available() keeps the host from launching it
 #endif
 }
@@ -207,7 +213,8 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kerne
 //   dQ (64 queries x 128) += dS (64 x 64 keys) K (64 keys x 128)    m64n128k16, 4 k-steps:
 // A is the staged dS^T tile read M-major (its rows, the keys, are the reduction), B the K tile
 // read N-major. Shared memory: K and dS^T tiles twice (in use, next).
-constexpr int kDqWgmmaShared = 2 * (wg::kTileBytes + kStageBytes) + wg::kSmemAlign;
+template <int kD>
+constexpr int kDqWgmmaShared = 2 * (wg::kTileBytesOf<kD> + kStageBytes) + wg::kSmemAlign;
 
 // A 64 x 64 dS^T tile of the workspace (rows of 128 bytes) into shared memory, swizzled as one
 // half of wgmma.cuh's tile: 16-byte chunk c of row r at c ^ (r % 8). Thread x copies chunk x % 8
@@ -222,31 +229,34 @@ __device__ inline void load_ds_tile_swizzled(unsigned char* dst, const bf16* src
     copy_async16(d + n * kRowsPerPass * 128, s + n * kRowsPerPass * kBlock);
 }
 
+template <int kD>
 __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_kernel(bf16* dq, const bf16* ds,
                                                                                    const bf16* k, int T, int NH,
-                                                                                   int NKV, float scale) {
+                                                                                   int NKV, int qs, int ks,
+                                                                                   float scale) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kTileBytes = wg::kTileBytesOf<kD>;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = wg::aligned_smem(smem_raw);
   unsigned char* sk = smem;                          // [buffer] K tile
-  unsigned char* sds = smem + 2 * wg::kTileBytes;    // [buffer] dS^T tile
-  const DsQueryBlock at = ds_query_block(ds, k, T, NH, NKV);
-  const int b = at.b, h = at.h, qb = at.qb, ks = at.ks;
+  unsigned char* sds = smem + 2 * kTileBytes;    // [buffer] dS^T tile
+  const DsQueryBlock at = ds_query_block<kD>(ds, k, T, NH, NKV, ks);
+  const int b = at.b, h = at.h, qb = at.qb;
   const std::size_t ktile = at.ktile;
   const bf16 *kh = at.kh, *dsq = at.dsq;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
   const int r0 = warp * 16 + lane / 4;
 
-  wg::load_tile(sk, kh, ks);
+  wg::load_tile<kD>(sk, kh, ks);
   load_ds_tile_swizzled(sds, dsq);
   commit();
-  float dq_acc[64];  // (64 queries, 128 channels): queries r0, r0 + 8; channels 8j + 2t, +1
+  float dq_acc[kD / 2];  // (64 queries, kD channels): queries r0, r0 + 8; channels 8j + 2t, +1
 #pragma unroll
-  for (int i = 0; i < 64; ++i) dq_acc[i] = 0.f;
+  for (int i = 0; i < kD / 2; ++i) dq_acc[i] = 0.f;
   for (int kb = 0; kb <= qb; ++kb) {
     if (kb < qb) {  // the other buffer is free since the last block's closing barrier
       const int next = (kb + 1) % 2;
-      wg::load_tile(sk + next * wg::kTileBytes, kh + (kb + 1) * ktile, ks);
+      wg::load_tile<kD>(sk + next * kTileBytes, kh + (kb + 1) * ktile, ks);
       load_ds_tile_swizzled(sds + next * kStageBytes, dsq + static_cast<std::size_t>(kb + 1) * kBlock * kBlock);
       commit();
       wait<1>();
@@ -259,16 +269,16 @@ __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_ke
     wg::fence();
 #pragma unroll
     for (int kk = 0; kk < kBlock / 16; ++kk)
-      wg::mma_m64n128k16_ss<1, 1>(dq_acc, wg::desc_n_major(sds + cur * kStageBytes, kk),
-                                  wg::desc_n_major(sk + cur * wg::kTileBytes, kk));
+      wg::mma_ss<kD, 1, 1>(dq_acc, wg::desc_n_major(sds + cur * kStageBytes, kk),
+                           wg::desc_n_major(sk + cur * kTileBytes, kk));
     wg::commit();
     wg::wait<0>();
     __syncthreads();  // every warp is done with this buffer before it is refilled
   }
-  bf16* out = dq + head_start(b, h, T, NH);
-  const std::size_t row0 = static_cast<std::size_t>(qb) * kBlock + r0, qs = static_cast<std::size_t>(NH) * kD;
+  bf16* out = dq + Tiles<kD>::head_start(b, h, T, qs);
+  const std::size_t row0 = static_cast<std::size_t>(qb) * kBlock + r0;
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kD / 8; ++j) {
     const int col = 8 * j + 2 * t;
     *reinterpret_cast<__nv_bfloat162*>(out + row0 * qs + col) =
         __floats2bfloat162_rn(dq_acc[4 * j] * scale, dq_acc[4 * j + 1] * scale);
@@ -276,7 +286,7 @@ __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_ke
         __floats2bfloat162_rn(dq_acc[4 * j + 2] * scale, dq_acc[4 * j + 3] * scale);
   }
 #else
-  (void)dq, (void)ds, (void)k, (void)T, (void)NH, (void)NKV, (void)scale;
+  (void)dq, (void)ds, (void)k, (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale;
   __trap();  // not built for sm_90a: flash_wgmma_available() keeps the host from launching it
 #endif
 }
@@ -295,25 +305,37 @@ bool flash_wgmma_available() {
 #endif
 }
 
+template <int kD>
 int flash_backward_wgmma_resources(FlashKernelResources* out) {
-  out[0] = resources("dkdv_wgmma", flash_backward_dkdv_wgmma_kernel, kWgThreads, kDkdvWgmmaShared);
-  out[1] = resources("dq_from_ds_wgmma", flash_backward_dq_from_ds_wgmma_kernel, kWgThreads, kDqWgmmaShared);
+  out[0] = resources("dkdv_wgmma", flash_backward_dkdv_wgmma_kernel<kD>, kWgThreads, kDkdvWgmmaShared<kD>);
+  out[1] = resources("dq_from_ds_wgmma", flash_backward_dq_from_ds_wgmma_kernel<kD>, kWgThreads, kDqWgmmaShared<kD>);
   return 2;
 }
 
+template <int kD>
 void launch_flash_backward_wgmma(bf16* dq, bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v,
-                                 const bf16* dy, const float* lse, const float* delta, int B, int T, int NH, int NKV,
-                                 float scale, cudaStream_t stream) {
+                                 const bf16* dy, const float* lse, const float* delta, const FlashShape& s, float scale,
+                                 cudaStream_t stream) {
   require(flash_wgmma_available(), "flash attention: backward variant 3 needs an sm_90a build on an H100/H200");
-  static const bool allowed = (allow_shared(flash_backward_dkdv_wgmma_kernel, kDkdvWgmmaShared),
-                               allow_shared(flash_backward_dq_from_ds_wgmma_kernel, kDqWgmmaShared), true);
+  static const bool allowed = (allow_shared(flash_backward_dkdv_wgmma_kernel<kD>, kDkdvWgmmaShared<kD>),
+                               allow_shared(flash_backward_dq_from_ds_wgmma_kernel<kD>, kDqWgmmaShared<kD>), true);
   (void)allowed;
-  flash_backward_dkdv_wgmma_kernel<<<dim3(B * NKV, T / kBlock), kWgThreads, kDkdvWgmmaShared, stream>>>(
-      dk, dv, ds, q, k, v, dy, lse, delta, T, NH, NKV, scale, scale * kLog2e);
+  const int qs = static_cast<int>(s.q_row), ks = static_cast<int>(s.kv_row);
+  flash_backward_dkdv_wgmma_kernel<kD><<<dim3(s.B * s.NKV, s.T / kBlock), kWgThreads, kDkdvWgmmaShared<kD>, stream>>>(
+      dk, dv, ds, q, k, v, dy, lse, delta, s.T, s.NH, s.NKV, qs, ks, scale, scale * kLog2e);
   check_launch("flash_attention_backward (dk, dv on wgmma)");
-  flash_backward_dq_from_ds_wgmma_kernel<<<dim3(B * NH, T / kBlock), kWgThreads, kDqWgmmaShared, stream>>>(
-      dq, ds, k, T, NH, NKV, scale);
+  flash_backward_dq_from_ds_wgmma_kernel<kD><<<dim3(s.B * s.NH, s.T / kBlock), kWgThreads, kDqWgmmaShared<kD>, stream>>>(
+      dq, ds, k, s.T, s.NH, s.NKV, qs, ks, scale);
   check_launch("flash_attention_backward (dq from ds on wgmma)");
 }
 
-}  // namespace gpuaccept::fsdp::gpu::flash
+template int flash_backward_wgmma_resources<64>(FlashKernelResources*);
+template int flash_backward_wgmma_resources<128>(FlashKernelResources*);
+template void launch_flash_backward_wgmma<64>(bf16*, bf16*, bf16*, bf16*, const bf16*, const bf16*, const bf16*,
+                                              const bf16*, const float*, const float*, const FlashShape&, float,
+                                              cudaStream_t);
+template void launch_flash_backward_wgmma<128>(bf16*, bf16*, bf16*, bf16*, const bf16*, const bf16*, const bf16*,
+                                               const bf16*, const float*, const float*, const FlashShape&, float,
+                                               cudaStream_t);
+
+}  // namespace gpuaccept::train::flash
