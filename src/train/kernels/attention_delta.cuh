@@ -1,7 +1,7 @@
-// The flash attention backward's first pass, shared by ddp's head-64 and fsdp-lora's head-128
-// kernels: delta[b,h,t] = sum_d dy[b,t,h,d] * y[b,t,h,d] (rowsum(dO o O)), dy and y in the
-// token-major (B, T, NH, kHeadDim) layout the attention output has before its projection;
-// delta (B, NH, T) fp32. kHeadDim/8 lanes per (b, t, h) row, 16 bytes each from both tensors:
+// The flash attention backward's first pass (flash_attention_backward.cu), for heads of 64
+// (ddp) and 128 (fsdp-lora): delta[b,h,t] = sum_d dy[b,t,h,d] * y[b,t,h,d] (rowsum(dO o O)),
+// dy and y in the token-major (B, T, NH, kHeadDim) layout the attention output has before its
+// projection; delta (B, NH, T) fp32. kHeadDim/8 lanes per (b, t, h) row, 16 bytes each from both tensors:
 // wide loads keep enough bytes in flight to stream at HBM speed. The caller checks the launch.
 #pragma once
 

@@ -1,8 +1,8 @@
-// The online softmax both training phases' flash attention forwards run on a 16-row tile's
-// scores (ddp's head-64 kernels, fsdp-lora's head-128 ones on mma.sync and on wgmma): rows g and
-// g + 8 of the tile are this thread's (g = lane / 4; their running max m, in log2 units of the
-// scaled scores, and this thread's share l of the row sum), s the raw q k^T of 64 keys in the
-// m16n8 accumulator layout (tensor_core.cuh). The tile's output accumulator acc (8ND columns)
+// The online softmax the flash attention's forward kernels (on mma.sync and on wgmma, heads of
+// 64 and 128) run on a 16-row tile's scores: rows g and g + 8 of the tile are this thread's
+// (g = lane / 4; their running max m, in log2 units of the scaled scores, and this thread's
+// share l of the row sum), s the raw q k^T of 64 keys in the m16n8 accumulator layout
+// (tensor_core.cuh). The tile's output accumulator acc (8ND columns)
 // is rescaled to the new max; s becomes p = 2^(s * scale_log2 - m).
 #pragma once
 
