@@ -655,8 +655,11 @@ void test_clip_scale(float sumsq, float max_norm) {
   compare("clip_scale(norm)", shape, d_norm.download(), {norm}, kTolAdam);
 }
 
-void test_adamw(Rng& rng, std::size_t n) {
-  const std::string shape = shape_of({{"n", static_cast<long long>(n)}, {"t", 3}});
+// offset: the arrays start that many elements into their buffers; 1 leaves them unaligned for
+// 16-byte accesses, so the one-at-a-time loop runs instead of the four-at-a-time one.
+void test_adamw(Rng& rng, std::size_t n, std::size_t offset = 0) {
+  const std::string shape =
+      shape_of({{"n", static_cast<long long>(n)}, {"t", 3}, {"offset", static_cast<long long>(offset)}});
   const train::AdamW h{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
   const float grad_scale = 0.5f;
   const auto master = random_f32(rng, n, -1, 1), grad = random_f32(rng, n, -1e-2, 1e-2);
@@ -675,14 +678,25 @@ void test_adamw(Rng& rng, std::size_t n) {
   std::vector<float> outs[2][3];
   std::vector<bf16> params_out;
   for (int run = 0; run < 2; ++run) {  // twice from the same state: the bits must repeat
-    Buffer<float> d_master(master), d_m(m0), d_v(v0), d_grad(grad), d_scale(std::vector<float>{grad_scale});
-    Buffer<bf16> d_params(n);
-    train::adamw_update(d_master.get(), d_params.get(), d_m.get(), d_v.get(), d_grad.get(), d_scale.get(), n, h, nullptr);
+    auto shifted = [&](const std::vector<float>& x) {
+      std::vector<float> y(offset, 0.f);
+      y.insert(y.end(), x.begin(), x.end());
+      return y;
+    };
+    auto unshifted = [&](std::vector<float> x) { return std::vector<float>(x.begin() + static_cast<long>(offset), x.end()); };
+    Buffer<float> d_master(shifted(master)), d_m(shifted(m0)), d_v(shifted(v0)), d_grad(shifted(grad)),
+        d_scale(std::vector<float>{grad_scale});
+    Buffer<bf16> d_params(n + offset);
+    train::adamw_update(d_master.get() + offset, d_params.get() + offset, d_m.get() + offset, d_v.get() + offset,
+                        d_grad.get() + offset, d_scale.get(), n, h, nullptr);
     sync();
-    outs[run][0] = d_master.download();
-    outs[run][1] = d_m.download();
-    outs[run][2] = d_v.download();
-    if (run == 0) params_out = d_params.download();
+    outs[run][0] = unshifted(d_master.download());
+    outs[run][1] = unshifted(d_m.download());
+    outs[run][2] = unshifted(d_v.download());
+    if (run == 0) {
+      const auto all = d_params.download();
+      params_out.assign(all.begin() + static_cast<long>(offset), all.end());
+    }
   }
   compare("adamw_update(master)", shape, outs[0][0], ref_master, kTolAdam);
   compare("adamw_update(m)", shape, outs[0][1], ref_m, kTolAdam);
@@ -760,6 +774,7 @@ int main(int argc, char** argv) {
 
   run("adamw", [&] { test_adamw(rng, 37); });
   run("adamw", [&] { if (!small) test_adamw(rng, 1'000'003); });
+  run("adamw", [&] { test_adamw(rng, 1'003, /*offset=*/1); });
 
   std::printf("ddp-kernel-tests: %s (%d failed)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
   return g_failures == 0 ? 0 : 1;

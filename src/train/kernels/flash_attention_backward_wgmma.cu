@@ -47,7 +47,7 @@ __device__ inline void to_a_fragments(std::uint32_t (&a)[16], const float (&d)[3
 
 // grid (B*NKV, T/64): blockIdx.x = b*NKV + kv head, blockIdx.y the key block.
 template <int kD>
-__global__ void __launch_bounds__(kWgThreads, 2) flash_backward_dkdv_wgmma_kernel(
+__global__ void __launch_bounds__(kWgThreads, kD == 64 ? 3 : 2) flash_backward_dkdv_wgmma_kernel(
     bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
     const float* delta, int T, int NH, int NKV, int qs, int ks, float scale, float scale_log2) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

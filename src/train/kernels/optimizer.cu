@@ -41,20 +41,46 @@ __global__ void clip_scale_kernel(float* scale, float* norm, const float* sumsq,
 }
 
 // AdamW as in optimizer_kernels.h; bias_correction1/2 = 1 - beta^t, computed on the host.
+struct AdamWArgs {
+  float scale, lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
+};
+
+// One parameter's step: its moments m, v updated in place, its new master weight returned.
+__device__ inline float adamw_step(float w, float g, float& m, float& v, const AdamWArgs& a) {
+  g *= a.scale;
+  m = a.beta1 * m + (1.f - a.beta1) * g;
+  v = a.beta2 * v + (1.f - a.beta2) * g * g;
+  const float mhat = m / a.bias_correction1, vhat = v / a.bias_correction2;
+  return w - a.lr * (mhat / (sqrtf(vhat) + a.eps) + a.weight_decay * w);
+}
+
+// kVector: four parameters a thread a pass, through 16-byte loads and stores (8 for the bf16
+// weights), where every array is aligned for it (adamw_update checks); the step is bound by
+// its 30 bytes a parameter, and the scalar loop reached 73% of an H200's bandwidth (1.06 ms for
+// GPT-2 124M, 2026-11-28). The arithmetic per parameter is the same either way.
+template <bool kVector>
 __global__ void adamw_kernel(float* __restrict__ master, bf16* __restrict__ params, float* __restrict__ m,
                              float* __restrict__ v, const float* __restrict__ grad,
-                             const float* __restrict__ grad_scale, std::size_t n, float lr, float beta1, float beta2,
-                             float eps, float weight_decay, float bias_correction1, float bias_correction2) {
-  const float scale = *grad_scale;
-  for (std::size_t i = global_thread(); i < n; i += global_threads()) {
-    const float g = grad[i] * scale;
-    const float mi = beta1 * m[i] + (1.f - beta1) * g;
-    const float vi = beta2 * v[i] + (1.f - beta2) * g * g;
+                             const float* __restrict__ grad_scale, std::size_t n, AdamWArgs a) {
+  a.scale = *grad_scale;
+  const std::size_t n4 = kVector ? n / 4 : 0;
+  for (std::size_t j = global_thread(); j < n4; j += global_threads()) {
+    const float4 w = reinterpret_cast<const float4*>(master)[j], g = reinterpret_cast<const float4*>(grad)[j];
+    float4 mi = reinterpret_cast<const float4*>(m)[j], vi = reinterpret_cast<const float4*>(v)[j];
+    const float4 out = {adamw_step(w.x, g.x, mi.x, vi.x, a), adamw_step(w.y, g.y, mi.y, vi.y, a),
+                        adamw_step(w.z, g.z, mi.z, vi.z, a), adamw_step(w.w, g.w, mi.w, vi.w, a)};
+    reinterpret_cast<float4*>(m)[j] = mi;
+    reinterpret_cast<float4*>(v)[j] = vi;
+    reinterpret_cast<float4*>(master)[j] = out;
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(out.x, out.y), hi = __floats2bfloat162_rn(out.z, out.w);
+    reinterpret_cast<uint2*>(params)[j] =
+        make_uint2(*reinterpret_cast<const unsigned*>(&lo), *reinterpret_cast<const unsigned*>(&hi));
+  }
+  for (std::size_t i = n4 * 4 + global_thread(); i < n; i += global_threads()) {  // the rest, one at a time
+    float mi = m[i], vi = v[i];
+    const float w = adamw_step(master[i], grad[i], mi, vi, a);
     m[i] = mi;
     v[i] = vi;
-    const float mhat = mi / bias_correction1, vhat = vi / bias_correction2;
-    float w = master[i];
-    w -= lr * (mhat / (sqrtf(vhat) + eps) + weight_decay * w);
     master[i] = w;
     params[i] = __float2bfloat16(w);
   }
@@ -81,9 +107,14 @@ void adamw_update(float* master, bf16* params, float* m, float* v, const float* 
   if (n == 0) return;
   const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.t));
   const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.t));
-  adamw_kernel<<<grid_for(n, kAdamBlock), kAdamBlock, 0, stream>>>(master, params, m, v, grad, grad_scale, n, h.lr,
-                                                                   h.beta1, h.beta2, h.eps, h.weight_decay,
-                                                                   bias_correction1, bias_correction2);
+  const AdamWArgs args{1.f, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, bias_correction1, bias_correction2};
+  const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+  if (aligned(master, 16) && aligned(m, 16) && aligned(v, 16) && aligned(grad, 16) && aligned(params, 8))
+    adamw_kernel<true><<<grid_for((n + 3) / 4, kAdamBlock), kAdamBlock, 0, stream>>>(master, params, m, v, grad,
+                                                                                     grad_scale, n, args);
+  else
+    adamw_kernel<false><<<grid_for(n, kAdamBlock), kAdamBlock, 0, stream>>>(master, params, m, v, grad, grad_scale, n,
+                                                                            args);
   check_launch("adamw_update");
 }
 
