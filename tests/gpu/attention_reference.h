@@ -15,8 +15,8 @@ struct AttentionGrads {
   std::vector<double> y, dq, dk, dv;
 };
 inline AttentionGrads attention_reference(const std::vector<double>& q, const std::vector<double>& k,
-                                   const std::vector<double>& v, const std::vector<double>& dy, int B, int T, int NH,
-                                   int NKV, int HD) {
+                                          const std::vector<double>& v, const std::vector<double>& dy, int B, int T,
+                                          int NH, int NKV, int HD) {
   AttentionGrads r;
   r.y.assign(q.size(), 0.0);
   r.dq.assign(q.size(), 0.0);
@@ -24,8 +24,12 @@ inline AttentionGrads attention_reference(const std::vector<double>& q, const st
   r.dv.assign(v.size(), 0.0);
   const int G = NH / NKV;
   const double scale = 1.0 / std::sqrt(static_cast<double>(HD));
-  auto qat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NH * HD + static_cast<std::size_t>(h) * HD; };
-  auto kat = [&](int b, int t, int h) { return (static_cast<std::size_t>(b) * T + t) * NKV * HD + static_cast<std::size_t>(h) * HD; };
+  auto qat = [&](int b, int t, int h) {
+    return (static_cast<std::size_t>(b) * T + t) * NH * HD + static_cast<std::size_t>(h) * HD;
+  };
+  auto kat = [&](int b, int t, int h) {
+    return (static_cast<std::size_t>(b) * T + t) * NKV * HD + static_cast<std::size_t>(h) * HD;
+  };
   std::vector<double> p(static_cast<std::size_t>(T)), dp(static_cast<std::size_t>(T));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {

@@ -12,6 +12,9 @@
 // 64, packed) and fsdp-lora's (B 2, T 4096, 28/4 heads of 128). Exit status 1 if any check fails.
 //   build/bin/flash-attention-tests           (needs a GPU; ~15 s on an H100, mostly the float64 loop)
 //   build/bin/flash-attention-tests --no-timing
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,9 +23,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
 
 #include "attention_reference.h"
 #include "cuda/cuda_check.h"
@@ -66,7 +66,9 @@ struct Rng {  // splitmix64: the same numbers on every machine
 // Values already bf16, so the float64 loop and the GPU start from the same numbers.
 std::vector<double> random_bf16_values(std::size_t n, double half_width, Rng& rng) {
   std::vector<double> v(n);
-  for (double& x : v) x = static_cast<double>(__bfloat162float(__float2bfloat16(static_cast<float>(rng.uniform(-half_width, half_width)))));
+  for (double& x : v)
+    x = static_cast<double>(
+        __bfloat162float(__float2bfloat16(static_cast<float>(rng.uniform(-half_width, half_width)))));
   return v;
 }
 
@@ -153,7 +155,9 @@ class Run {
     delta_ = DeviceBuffer<float>(lse_.size());
     ds_ = DeviceBuffer<bf16>(tr::flash_backward_ds_workspace_elems(s.B, s.T, s.NH));
   }
-  void forward(Variants v, cudaStream_t st) { tr::flash_attention_forward(y_.get(), lse_.get(), q_, k_, v_, shape_, st, v.fwd); }
+  void forward(Variants v, cudaStream_t st) {
+    tr::flash_attention_forward(y_.get(), lse_.get(), q_, k_, v_, shape_, st, v.fwd);
+  }
   void backward(Variants v, cudaStream_t st) {
     tr::flash_attention_backward(dq_, dk_, dv_, delta_.get(), dy_.get(), y_.get(), lse_.get(), q_, k_, v_, shape_, st,
                                  v.bwd, ds_.get());
@@ -212,7 +216,10 @@ void test_shape(const Shape& s) {
       run.backward(var, stream);
       const auto got = run.read();
       const std::pair<const char*, std::pair<const std::vector<double>*, const std::vector<double>*>> outs[] = {
-          {"y", {&got.y, &want.y}}, {"dq", {&got.dq, &want.dq}}, {"dk", {&got.dk, &want.dk}}, {"dv", {&got.dv, &want.dv}}};
+          {"y", {&got.y, &want.y}},
+          {"dq", {&got.dq, &want.dq}},
+          {"dk", {&got.dk, &want.dk}},
+          {"dv", {&got.dv, &want.dv}}};
       for (const auto& [what, pair] : outs) {
         const double err = rel_l2(*pair.first, *pair.second), tol = std::string(what) == "y" ? kTolY : kTolGrad;
         char numbers[96];
@@ -223,7 +230,8 @@ void test_shape(const Shape& s) {
       run.backward(var, stream);
       const bool same = same_bits(run.read(), got);
       check_line("deterministic", label, same ? "bitwise_equal=1" : "bitwise_equal=0", same);
-      if (!packed) token_major = got;
+      if (!packed)
+        token_major = got;
       else {
         const bool agree = same_bits(got, token_major);
         check_line("layouts_agree", var.name() + " " + s.name(), agree ? "bitwise_equal=1" : "bitwise_equal=0", agree);
@@ -239,7 +247,8 @@ void time_shape(const Shape& s, bool packed, int reps) {
              v = random_bf16_values(s.nkv(), 1.0, rng), dy = random_bf16_values(s.nq(), 1.0, rng);
   gpuaccept::CudaStream stream;
   // causal FLOPs: 2 products of 2 T^2/2 HD per head forward, 5 backward (with the recompute of P)
-  const double flop_fwd = 2.0 * 2.0 * s.B * s.NH * (static_cast<double>(s.T) * s.T / 2) * s.HD, flop_bwd = 2.5 * flop_fwd;
+  const double flop_fwd = 2.0 * 2.0 * s.B * s.NH * (static_cast<double>(s.T) * s.T / 2) * s.HD,
+               flop_bwd = 2.5 * flop_fwd;
   Run run(s, packed, q, k, v, dy);
   for (const Variants var : available_variants()) {
     std::string kernels;
@@ -261,10 +270,11 @@ void time_shape(const Shape& s, bool packed, int reps) {
       if (rep < 0) continue;
       fwd_best = std::min(fwd_best, f), bwd_best = std::min(bwd_best, b), fwd_sum += f, bwd_sum += b;
     }
-    std::printf("flash info timing %s %s %s forward_ms=%.3f (mean %.3f, %.0f TFLOP/s) backward_ms=%.3f (mean %.3f, "
-                "%.0f TFLOP/s) reps=%d%s\n",
-                var.name().c_str(), s.name().c_str(), packed ? "packed" : "token_major", fwd_best, fwd_sum / reps,
-                flop_fwd / fwd_best * 1e-9, bwd_best, bwd_sum / reps, flop_bwd / bwd_best * 1e-9, reps, kernels.c_str());
+    std::printf(
+        "flash info timing %s %s %s forward_ms=%.3f (mean %.3f, %.0f TFLOP/s) backward_ms=%.3f (mean %.3f, "
+        "%.0f TFLOP/s) reps=%d%s\n",
+        var.name().c_str(), s.name().c_str(), packed ? "packed" : "token_major", fwd_best, fwd_sum / reps,
+        flop_fwd / fwd_best * 1e-9, bwd_best, bwd_sum / reps, flop_bwd / bwd_best * 1e-9, reps, kernels.c_str());
     std::fflush(stdout);
   }
 }
@@ -274,8 +284,8 @@ void time_shape(const Shape& s, bool packed, int reps) {
 int main(int argc, char** argv) {
   const bool timing = !(argc > 1 && std::strcmp(argv[1], "--no-timing") == 0);
   // T 192: forward variant 1 falls back to 64-query blocks; T 256: its 128-query blocks.
-  for (const Shape s : {Shape{2, 192, 4, 4, 64}, Shape{1, 256, 4, 2, 64}, Shape{2, 192, 4, 2, 128},
-                        Shape{1, 256, 2, 2, 128}})
+  for (const Shape s :
+       {Shape{2, 192, 4, 4, 64}, Shape{1, 256, 4, 2, 64}, Shape{2, 192, 4, 2, 128}, Shape{1, 256, 2, 2, 128}})
     guarded(s.name(), [&] { test_shape(s); });
   if (timing) {
     guarded("timing ddp", [] { time_shape({16, 1024, 12, 12, 64}, /*packed=*/true, 10); });

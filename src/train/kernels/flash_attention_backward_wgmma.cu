@@ -325,7 +325,8 @@ void launch_flash_backward_wgmma(bf16* dq, bf16* dk, bf16* dv, bf16* ds, const b
   flash_backward_dkdv_wgmma_kernel<kD><<<dim3(s.B * s.NKV, s.T / kBlock), kWgThreads, kDkdvWgmmaShared<kD>, stream>>>(
       dk, dv, ds, q, k, v, dy, lse, delta, s.T, s.NH, s.NKV, qs, ks, scale, scale * kLog2e);
   check_launch("flash_attention_backward (dk, dv on wgmma)");
-  flash_backward_dq_from_ds_wgmma_kernel<kD><<<dim3(s.B * s.NH, s.T / kBlock), kWgThreads, kDqWgmmaShared<kD>, stream>>>(
+  const dim3 dq_grid(s.B * s.NH, s.T / kBlock);
+  flash_backward_dq_from_ds_wgmma_kernel<kD><<<dq_grid, kWgThreads, kDqWgmmaShared<kD>, stream>>>(
       dq, ds, k, s.T, s.NH, s.NKV, qs, ks, scale);
   check_launch("flash_attention_backward (dq from ds on wgmma)");
 }

@@ -213,7 +213,8 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
   require(flash_forward_variant_available(variant),
           "flash_attention_forward: variant 2 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   NvtxRange range("flash_attention_forward");
-  with_head_dim(shape.HD, [&](auto hd) { launch_forward<decltype(hd)::value>(y, lse, q, k, v, shape, stream, variant); });
+  with_head_dim(shape.HD,
+                [&](auto hd) { launch_forward<decltype(hd)::value>(y, lse, q, k, v, shape, stream, variant); });
 }
 
 }  // namespace gpuaccept::train

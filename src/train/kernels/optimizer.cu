@@ -108,7 +108,9 @@ void adamw_update(float* master, bf16* params, float* m, float* v, const float* 
   const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.t));
   const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.t));
   const AdamWArgs args{1.f, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, bias_correction1, bias_correction2};
-  const auto aligned = [](const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+  const auto aligned = [](const void* p, std::uintptr_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+  };
   if (aligned(master, 16) && aligned(m, 16) && aligned(v, 16) && aligned(grad, 16) && aligned(params, 8))
     adamw_kernel<true><<<grid_for((n + 3) / 4, kAdamBlock), kAdamBlock, 0, stream>>>(master, params, m, v, grad,
                                                                                      grad_scale, n, args);

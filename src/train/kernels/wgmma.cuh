@@ -23,9 +23,9 @@
 //
 // The one shared-memory layout used here (wgmma-probe checks it against a CPU loop, K-major and
 // N-major): a tile of 64 rows x 128 bf16 columns as two 64-column halves (8 KB each; a tile of
-// 64 columns, a head of 64, is one half) of 64 rows of 128 bytes, 16-byte chunk c of row r stored at chunk c ^ (r % 8) (the 128-byte
-// swizzle, which spreads ldmatrix-free reads of 8 rows over every bank). Its base must be
-// 1024-byte aligned. Read K-major (the columns are the reduction: Q K^T) or N-major (the rows
+// 64 columns, a head of 64, is one half) of 64 rows of 128 bytes, 16-byte chunk c of row r
+// stored at chunk c ^ (r % 8) (the 128-byte swizzle, which spreads ldmatrix-free reads of 8 rows
+// over every bank). Its base must be 1024-byte aligned. Read K-major (the columns are the reduction: Q K^T) or N-major (the rows
 // are the reduction: P V).
 #pragma once
 
