@@ -63,7 +63,8 @@ __global__ void adamw_kernel(float* __restrict__ master, bf16* __restrict__ para
                              float* __restrict__ v, const float* __restrict__ grad,
                              const float* __restrict__ grad_scale, std::size_t n, AdamWArgs a) {
   a.scale = *grad_scale;
-  const std::size_t n4 = kVector ? n / 4 : 0;
+  std::size_t n4 = 0;  // parameters [0, 4 n4) four at a time
+  if constexpr (kVector) n4 = n / 4;
   for (std::size_t j = global_thread(); j < n4; j += global_threads()) {
     const float4 w = reinterpret_cast<const float4*>(master)[j], g = reinterpret_cast<const float4*>(grad)[j];
     float4 mi = reinterpret_cast<const float4*>(m)[j], vi = reinterpret_cast<const float4*>(v)[j];
