@@ -52,7 +52,7 @@ node=gpa-node1
 mnt=$root/full
 mkdir -p "$mnt"
 sd=$(slurmd_pid "$node")
-ns() { nsenter -t "$sd" -m -- "$@"; }
+ns() { nsenter -t "$sd" -m -r -- "$@"; }  # -r: the slurmd's root too (a chroot's, under .ci/debian13)
 trap 'ns umount -l "$mnt" 2>/dev/null || true' EXIT
 ns mount -t tmpfs -o size=8m,mode=1777 gpa-ckpt "$mnt"
 set +e

@@ -16,7 +16,7 @@ root="$GPUACCEPT_RESULTS/fault-fs-$mode-$$"
 mnt="$root/fs"
 mkdir -p "$root/logs" "$root/stream" "$mnt"
 sd=$(slurmd_pid "$node")
-ns() { nsenter -t "$sd" -m -- "$@"; }
+ns() { nsenter -t "$sd" -m -r -- "$@"; }  # -r: the slurmd's root too (a chroot's, under .ci/debian13)
 cleanup() { ns umount -l "$mnt" 2>/dev/null || true; }
 trap cleanup EXIT
 ns mount -t tmpfs -o size=8m,mode=1777 gpa-results "$mnt"
