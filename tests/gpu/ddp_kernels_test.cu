@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "ddp/gpu/kernels.h"
+#include "test_rng.h"
 #include "train/bf16_cast_kernels.h"
 #include "train/causal_softmax_kernels.h"
 #include "train/optimizer_kernels.h"
@@ -56,17 +57,7 @@ int g_failures = 0;
 
 // ---- host data -------------------------------------------------------------------------
 
-struct Rng {  // splitmix64: fast, and the same numbers on every machine
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1p-53; }
-  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
-};
+using gpuaccept::test::Rng;  // test_rng.h
 
 float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "attention_reference.h"
+#include "test_rng.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handles.h"
 #include "train/flash_attention_kernels.h"
@@ -52,16 +53,7 @@ void guarded(const std::string& name, const std::function<void()>& body) {
   }
 }
 
-struct Rng {  // splitmix64: the same numbers on every machine
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1p-53; }
-};
+using gpuaccept::test::Rng;  // test_rng.h
 
 // Values already bf16, so the float64 loop and the GPU start from the same numbers.
 std::vector<double> random_bf16_values(std::size_t n, double half_width, Rng& rng) {
