@@ -44,6 +44,7 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::Tok
   int device = 0;
   GPUACCEPT_CUDA_CHECK(cudaGetDevice(&device));
   GPUACCEPT_CUDA_CHECK(cudaDeviceGetAttribute(&device_sms_, cudaDevAttrMultiProcessorCount, device));
+  for (const ParamTensor& tensor : model.layout().tensors()) decay_spans_.add(tensor.offset + tensor.size, decays(tensor));
   for (int i = 0; i < max_micro; ++i) {
     fwd_start_.push_back(std::make_unique<CudaEvent>());
     fwd_end_.push_back(std::make_unique<CudaEvent>());
@@ -217,19 +218,17 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
 }
 
 // Global-norm clipping and AdamW, all on the device: the clip factor never visits the host.
+// AdamW is one launch over the flat buffer, the tensors' weight decay told apart by spans
+// (16 tensors, 10 spans: a launch per tensor cost the small ones' launches and every tail).
 void Trainer::optimizer_step(int t) {
   const NvtxRange range("optimizer");
   const std::size_t n = model_.num_params();
   optimizer_.clip(model_.grads(), n, static_cast<float>(config_.grad_clip), stream_);
   const double lr =
       train::ClippedAdamW::warmed_up(config_.lr, t, config_.lr_warmup) * config_.learning_fault.lr_scale;
-  for (const ParamTensor& tensor : model_.layout().tensors()) {
-    const train::AdamW h{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
-                         static_cast<float>(config_.eps),
-                         decays(tensor) ? static_cast<float>(config_.weight_decay) : 0.0f, t};
-    optimizer_.update(model_.master() + tensor.offset, model_.params() + tensor.offset, model_.grads() + tensor.offset,
-                      tensor.offset, tensor.size, h, stream_);
-  }
+  const train::AdamW h{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
+                       static_cast<float>(config_.eps), static_cast<float>(config_.weight_decay), t};
+  optimizer_.update_all(model_.master(), model_.params(), model_.grads(), h, decay_spans_, stream_);
 }
 
 }  // namespace gpuaccept::ddp

@@ -87,6 +87,7 @@ class Trainer {
   CudaStream stream_;
   gpu::GradientSync sync_;
   train::ClippedAdamW optimizer_;     // global norm, clipping, AdamW state (num_params)
+  train::DecaySpans decay_spans_;     // where AdamW decays: the matrices and embeddings
   PinnedBuffer<int> staging_;          // 2 (odd and even steps) x max_micro x (tokens, targets)
   PinnedBuffer<float> host_losses_;    // max_micro x B*T
   std::vector<std::unique_ptr<CudaEvent>> fwd_start_, fwd_end_, bwd_end_;

@@ -39,6 +39,11 @@ void ClippedAdamW::update(float* master, bf16* params, const float* grad, std::s
   adamw_update(master, params, m_.get() + offset, v_.get() + offset, grad, scale_.get(), n, h, stream);
 }
 
+void ClippedAdamW::update_all(float* master, bf16* params, const float* grad, const AdamW& h, const DecaySpans& spans,
+                              cudaStream_t stream) {
+  adamw_update(master, params, m_.get(), v_.get(), grad, scale_.get(), size(), h, spans, stream);
+}
+
 void ClippedAdamW::fetch_norm(cudaStream_t stream) {
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_norm_.get(), norm_.get(), sizeof(float), cudaMemcpyDeviceToHost, stream));
 }

@@ -34,6 +34,9 @@ class ClippedAdamW {
   // master, params and grad point at the first of them; the moments are this object's at offset.
   void update(float* master, bf16* params, const float* grad, std::size_t offset, std::size_t n, const AdamW& h,
               cudaStream_t stream);
+  // The same over all of them, [0, size()), in one launch: h.weight_decay where `spans` decay.
+  void update_all(float* master, bf16* params, const float* grad, const AdamW& h, const DecaySpans& spans,
+                  cudaStream_t stream);
   // Enqueue the norm's copy to the host; host_norm() reads it once the stream got there.
   void fetch_norm(cudaStream_t stream);
   float host_norm() const { return host_norm_.get()[0]; }

@@ -39,6 +39,22 @@ struct AdamW {
 void adamw_update(float* master, bf16* params, float* m, float* v, const float* grad, const float* grad_scale,
                   std::size_t n, AdamW h, cudaStream_t stream);
 
+// Where a flat buffer of several tensors decays: span s covers the parameters
+// [end[s - 1], end[s]) (from 0 for the first), in order, the last ending at n; those of a span
+// with decays[s] step with h.weight_decay, the others with 0. One launch for a whole model
+// (ddp: 16 tensors, matrices decaying, biases and LayerNorms not), each parameter's arithmetic
+// the same as that of a launch per tensor.
+inline constexpr int kMaxDecaySpans = 16;
+struct DecaySpans {
+  std::size_t end[kMaxDecaySpans] = {};
+  bool decays[kMaxDecaySpans] = {};
+  int count = 0;
+  // Appends [end of the last span, end), merged into the last span when it decays alike.
+  void add(std::size_t span_end, bool decay);
+};
+void adamw_update(float* master, bf16* params, float* m, float* v, const float* grad, const float* grad_scale,
+                  std::size_t n, AdamW h, const DecaySpans& spans, cudaStream_t stream);
+
 // *scale = max_norm / max(sqrt(*sumsq), max_norm) (1 when the norm is within max_norm, no
 // clipping when max_norm <= 0); *norm = sqrt(*sumsq). One thread.
 void clip_scale(float* scale, float* norm, const float* sumsq, float max_norm, cudaStream_t stream);

@@ -284,12 +284,9 @@ void test_layernorm(Rng& rng, int N, int C) {
   for (int n = 0; n < N; ++n) mean[n] = static_cast<float>(ref_mean[n]), rstd[n] = static_cast<float>(ref_rstd[n]);
   const auto dout = random_bf16(rng, NC, -1, 1);
   const auto dinp0 = random_bf16(rng, NC, -1, 1);
-  const auto dweight0 = random_f32(rng, C, -1, 1), dbias0 = random_f32(rng, C, -1, 1);
+  const auto dweight0 = random_f32(rng, C, -1, 1), dbias0 = random_f32(rng, C, -1, 1), dsums0 = random_f32(rng, C, -1, 1);
   auto d_dout = device_bf16(dout), d_dinp = device_bf16(dinp0);
-  Buffer<float> d_dweight(dweight0), d_dbias(dbias0), d_mean_in(mean), d_rstd_in(rstd);
-  kn::layernorm_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), d_dout.get(), d_inp.get(), d_weight.get(),
-                         d_mean_in.get(), d_rstd_in.get(), N, C, nullptr);
-  sync();
+  Buffer<float> d_dweight(dweight0), d_dbias(dbias0), d_dsums(dsums0), d_mean_in(mean), d_rstd_in(rstd);
   std::vector<double> ref_dinp(dinp0.begin(), dinp0.end()), ref_dw(dweight0.begin(), dweight0.end()),
       ref_db(dbias0.begin(), dbias0.end());
   for (int n = 0; n < N; ++n) {
@@ -311,21 +308,43 @@ void test_layernorm(Rng& rng, int N, int C) {
       ref_db[c] += dout[row + c];
     }
   }
-  compare("layernorm_backward(dinp)", shape, from_bf16(d_dinp.download()), ref_dinp, kTolBf16);
-  compare("layernorm_backward(dweight)", shape, d_dweight.download(), ref_dw, kTolFp32);
-  compare("layernorm_backward(dbias)", shape, d_dbias.download(), ref_db, kTolFp32);
-  // Deterministic: the same inputs again give the same bits.
-  const auto first_dinp = d_dinp.download();
-  const auto first_dw = d_dweight.download(), first_db = d_dbias.download();
-  d_dinp.upload(to_bf16(dinp0));
-  d_dweight.upload(dweight0);
-  d_dbias.upload(dbias0);
-  kn::layernorm_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), d_dout.get(), d_inp.get(), d_weight.get(),
-                         d_mean_in.get(), d_rstd_in.get(), N, C, nullptr);
-  sync();
-  compare_bits("layernorm_backward(dinp, again)", shape, d_dinp.download(), first_dinp);
-  compare_bits("layernorm_backward(dweight, again)", shape, d_dweight.download(), first_dw);
-  compare_bits("layernorm_backward(dbias, again)", shape, d_dbias.download(), first_db);
+  // Without and with the column sums of dinp (the residual stream's bias gradient): dinp
+  // the same bits either way, the sums those of the dinp stored.
+  std::vector<bf16> dinp_without_sums;
+  for (const bool sums : {false, true}) {
+    const std::string tag = sums ? ", sums" : "";
+    auto backward = [&] {
+      d_dinp.upload(to_bf16(dinp0));
+      d_dweight.upload(dweight0);
+      d_dbias.upload(dbias0);
+      d_dsums.upload(dsums0);
+      kn::layernorm_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), sums ? d_dsums.get() : nullptr, d_dout.get(),
+                             d_inp.get(), d_weight.get(), d_mean_in.get(), d_rstd_in.get(), N, C, nullptr);
+      sync();
+    };
+    backward();
+    const auto dinp_bits = d_dinp.download();
+    const auto dinp = from_bf16(dinp_bits);
+    compare("layernorm_backward(dinp" + tag + ")", shape, dinp, ref_dinp, kTolBf16);
+    compare("layernorm_backward(dweight" + tag + ")", shape, d_dweight.download(), ref_dw, kTolFp32);
+    compare("layernorm_backward(dbias" + tag + ")", shape, d_dbias.download(), ref_db, kTolFp32);
+    if (sums) {
+      std::vector<double> ref_sums(dsums0.begin(), dsums0.end());
+      for (std::size_t i = 0; i < NC; ++i) ref_sums[i % static_cast<std::size_t>(C)] += dinp[i];
+      compare("layernorm_backward(dinp sums)", shape, d_dsums.download(), ref_sums, kTolFp32);
+      compare_bits("layernorm_backward(dinp, with sums = without)", shape, dinp_bits, dinp_without_sums);
+    } else {
+      compare_bits("layernorm_backward(no sums: dsums untouched)", shape, d_dsums.download(), dsums0);
+      dinp_without_sums = dinp_bits;
+    }
+    // Deterministic: the same inputs again give the same bits.
+    const auto first_dw = d_dweight.download(), first_db = d_dbias.download(), first_sums = d_dsums.download();
+    backward();
+    compare_bits("layernorm_backward(dinp, again" + tag + ")", shape, d_dinp.download(), dinp_bits);
+    compare_bits("layernorm_backward(dweight, again" + tag + ")", shape, d_dweight.download(), first_dw);
+    compare_bits("layernorm_backward(dbias, again" + tag + ")", shape, d_dbias.download(), first_db);
+    compare_bits("layernorm_backward(dinp sums, again" + tag + ")", shape, d_dsums.download(), first_sums);
+  }
 }
 
 // ---- elementwise -------------------------------------------------------------------------
@@ -621,15 +640,16 @@ void test_bias_backward(Rng& rng, int N, int OC) {
 
 // ---- optimizer ---------------------------------------------------------------------------
 
-void test_sum_of_squares(Rng& rng, std::size_t n) {
-  const std::string shape = shape_of({{"n", static_cast<long long>(n)}});
-  const auto g = random_f32(rng, n, -1, 1);
+// offset 1: g not 16-byte aligned, the one-at-a-time loop.
+void test_sum_of_squares(Rng& rng, std::size_t n, std::size_t offset = 0) {
+  const std::string shape = shape_of({{"n", static_cast<long long>(n)}, {"offset", static_cast<long long>(offset)}});
+  const auto g = random_f32(rng, n + offset, -1, 1);
   Buffer<float> d_g(g), d_partials(train::kNormPartials), d_out1(1), d_out2(1);
-  train::sum_of_squares(d_out1.get(), d_partials.get(), d_g.get(), n, nullptr);
-  train::sum_of_squares(d_out2.get(), d_partials.get(), d_g.get(), n, nullptr);
+  train::sum_of_squares(d_out1.get(), d_partials.get(), d_g.get() + offset, n, nullptr);
+  train::sum_of_squares(d_out2.get(), d_partials.get(), d_g.get() + offset, n, nullptr);
   sync();
   double ref = 0;
-  for (const float x : g) ref += static_cast<double>(x) * x;
+  for (std::size_t i = offset; i < g.size(); ++i) ref += static_cast<double>(g[i]) * g[i];
   const auto out1 = d_out1.download();
   compare("sum_of_squares", shape, out1, {ref}, kTolFp32);
   compare_bits("sum_of_squares(determinism)", shape, out1, d_out2.download());
@@ -696,6 +716,65 @@ void test_adamw(Rng& rng, std::size_t n, std::size_t offset = 0) {
   compare_bits("adamw_update(determinism)", shape, outs[0][0], outs[1][0]);
 }
 
+// One launch over a flat buffer whose spans differ in weight decay (ddp's optimizer step)
+// against the CPU, and bit for bit against a launch per span with that span's decay (what ddp
+// ran before). Boundaries at multiples of 4 keep every per-span launch on the 16-byte path;
+// `ragged` adds one inside a group of four, which the flat launch must still tell apart.
+void test_adamw_spans(Rng& rng, std::size_t n, bool ragged) {
+  const std::string shape = shape_of({{"n", static_cast<long long>(n)}, {"ragged", ragged ? 1 : 0}});
+  train::AdamW h{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
+  const float grad_scale = 0.5f;
+  const auto master = random_f32(rng, n, -1, 1), grad = random_f32(rng, n, -1e-2, 1e-2);
+  const auto m0 = random_f32(rng, n, -1e-3, 1e-3), v0 = random_f32(rng, n, 1e-6, 1e-4);
+  // Spans: decaying, not, decaying, not, ... (ends as given, the last at n).
+  std::vector<std::size_t> ends = {n / 4, n / 4 + 8, n / 2, n / 2 + 768, n};
+  if (ragged) ends[2] += 3;
+  train::DecaySpans spans;
+  for (std::size_t s = 0; s < ends.size(); ++s) spans.add(ends[s], s % 2 == 0);
+
+  std::vector<double> ref_master(n);
+  const double bc1 = 1 - std::pow(static_cast<double>(h.beta1), h.t), bc2 = 1 - std::pow(static_cast<double>(h.beta2), h.t);
+  for (std::size_t i = 0, s = 0; i < n; ++i) {
+    while (i >= ends[s]) ++s;
+    const double wd = s % 2 == 0 ? h.weight_decay : 0.0;
+    const double g = static_cast<double>(grad[i]) * grad_scale;
+    const double m = h.beta1 * static_cast<double>(m0[i]) + (1 - static_cast<double>(h.beta1)) * g;
+    const double v = h.beta2 * static_cast<double>(v0[i]) + (1 - static_cast<double>(h.beta2)) * g * g;
+    ref_master[i] = master[i] - h.lr * (m / bc1 / (std::sqrt(v / bc2) + h.eps) + wd * master[i]);
+  }
+
+  std::vector<float> flat[3], per_span[3];
+  std::vector<bf16> flat_params;
+  for (const bool one_launch : {true, false}) {
+    Buffer<float> d_master(master), d_m(m0), d_v(v0), d_grad(grad), d_scale(std::vector<float>{grad_scale});
+    Buffer<bf16> d_params(n);
+    if (one_launch) {
+      train::adamw_update(d_master.get(), d_params.get(), d_m.get(), d_v.get(), d_grad.get(), d_scale.get(), n, h,
+                          spans, nullptr);
+    } else {
+      for (std::size_t s = 0, begin = 0; s < ends.size(); begin = ends[s++]) {
+        train::AdamW hs = h;
+        hs.weight_decay = s % 2 == 0 ? h.weight_decay : 0.f;
+        train::adamw_update(d_master.get() + begin, d_params.get() + begin, d_m.get() + begin, d_v.get() + begin,
+                            d_grad.get() + begin, d_scale.get(), ends[s] - begin, hs, nullptr);
+      }
+    }
+    sync();
+    auto& out = one_launch ? flat : per_span;
+    out[0] = d_master.download();
+    out[1] = d_m.download();
+    out[2] = d_v.download();
+    if (one_launch) flat_params = d_params.download();
+  }
+  compare("adamw_update(spans, master)", shape, flat[0], ref_master, kTolAdam);
+  compare_bits("adamw_update(spans, params=bf16(master))", shape, flat_params, to_bf16(flat[0]));
+  if (!ragged) {  // a ragged per-span launch runs the one-at-a-time loop: same formula, maybe other contractions
+    compare_bits("adamw_update(spans = per span, master)", shape, flat[0], per_span[0]);
+    compare_bits("adamw_update(spans = per span, m)", shape, flat[1], per_span[1]);
+    compare_bits("adamw_update(spans = per span, v)", shape, flat[2], per_span[2]);
+  }
+}
+
 // Runs one test; an exception (a launch error, say) counts as a failure and is reported.
 void run(const char* what, const std::function<void()>& test) {
   try {
@@ -729,8 +808,10 @@ int main(int argc, char** argv) {
   run("layernorm", [&] { test_layernorm(rng, 37, 72); });
   run("layernorm", [&] { test_layernorm(rng, 37, 37); });
   run("layernorm", [&] { test_layernorm(rng, 5, 1600); });
+  run("layernorm", [&] { test_layernorm(rng, 45, 512); });  // two groups of 8 a lane
   run("layernorm", [&] { if (!small) test_layernorm(rng, 1024, 768); });
   run("layernorm", [&] { if (!small) test_layernorm(rng, 300, 1024); });
+  run("layernorm", [&] { if (!small) test_layernorm(rng, 16384, 768); });  // B = 16: every block of the grid busy
 
   run("elementwise", [&] { test_elementwise(rng, 37, 0); });
   run("elementwise", [&] { test_elementwise(rng, 1001, 1); });
@@ -748,6 +829,8 @@ int main(int argc, char** argv) {
   run("cross_entropy", [&] { test_cross_entropy(rng, 37, 100, 128); });
   run("cross_entropy", [&] { test_cross_entropy(rng, 7, 97, 101); });
   run("cross_entropy", [&] { if (!small) test_cross_entropy(rng, 32, 50257, 50304); });
+  // Rows too long for two blocks' shared memory on an SM: pass 2 reads the logits again.
+  run("cross_entropy", [&] { if (!small) test_cross_entropy(rng, 4, 60001, 60008); });
 
   run("bias_backward", [&] { test_bias_backward(rng, 37, 72); });
   run("bias_backward", [&] { test_bias_backward(rng, 37, 77); });
@@ -757,6 +840,7 @@ int main(int argc, char** argv) {
   run("sum_of_squares", [&] { test_sum_of_squares(rng, 0); });
   run("sum_of_squares", [&] { test_sum_of_squares(rng, 37); });
   run("sum_of_squares", [&] { if (!small) test_sum_of_squares(rng, 10'000'037); });
+  run("sum_of_squares", [&] { test_sum_of_squares(rng, 100'003, /*offset=*/1); });
 
   run("clip_scale", [&] { test_clip_scale(16.f, 1.f); });
   run("clip_scale", [&] { test_clip_scale(2.f, 1.f); });
@@ -766,6 +850,9 @@ int main(int argc, char** argv) {
   run("adamw", [&] { test_adamw(rng, 37); });
   run("adamw", [&] { if (!small) test_adamw(rng, 1'000'003); });
   run("adamw", [&] { test_adamw(rng, 1'003, /*offset=*/1); });
+  run("adamw_spans", [&] { test_adamw_spans(rng, 4'096, false); });
+  run("adamw_spans", [&] { test_adamw_spans(rng, 4'096, true); });
+  run("adamw_spans", [&] { if (!small) test_adamw_spans(rng, 1'000'000, false); });
 
   std::printf("ddp-kernel-tests: %s (%d failed)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -320,8 +320,10 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s);
     matmul_.linear_backward_input(nc_a_.get(), logits_.get(), p(Param::wte), N, C, Vp, s);
     GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
-    layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), nc_a_.get(), res3_.get() + (L - 1) * NC, p(Param::lnfw),
-                       lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
+    // dres is now d(r3) of the last layer, its MLP projection's output gradient: the
+    // projection's bias gradient is summed on the way (and so on down, below).
+    layernorm_backward(dres, g(Param::lnfw), g(Param::lnfb), g(Param::fcprojb, L - 1), nc_a_.get(),
+                       res3_.get() + (L - 1) * NC, p(Param::lnfw), lnf_mean_.get(), lnf_rstd_.get(), N, C, s);
   }
   layer_done(head_stage(L));
 
@@ -336,8 +338,9 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     const bf16* fch_gelu = fch_gelu_.get() + l * 4 * NC;
 
     // MLP. dres is d(r3); the residual passes it through unchanged, LayerNorm adds to it.
+    // The projections' bias gradients (fcprojb, attprojb) are dres's column sums: the
+    // LayerNorm backward that wrote dres last summed them already.
     matmul_.linear_backward_weight(g(Param::fcprojw, l), dres, fch_gelu, N, 4 * C, C, s);
-    bias_backward(g(Param::fcprojb, l), dres, N, C, s);
     if (fuse_gelu_) {
       matmul_.linear_backward_input_dgelu(d4c_.get(), dres, p(Param::fcprojw, l), fch, N, 4 * C, C, s);
     } else {
@@ -347,12 +350,11 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::fcw, l), d4c_.get(), ln2, N, C, 4 * C, s);
     bias_backward(g(Param::fcb, l), d4c_.get(), N, 4 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), d4c_.get(), p(Param::fcw, l), N, C, 4 * C, s);
-    layernorm_backward(dres, g(Param::ln2w, l), g(Param::ln2b, l), nc_a_.get(), res2, p(Param::ln2w, l),
-                       ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, N, C, s);
+    layernorm_backward(dres, g(Param::ln2w, l), g(Param::ln2b, l), g(Param::attprojb, l), nc_a_.get(), res2,
+                       p(Param::ln2w, l), ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, N, C, s);
 
     // Attention. dres is now d(r2).
     matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
-    bias_backward(g(Param::attprojb, l), dres, N, C, s);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
     if (flash_) {
       // dq, dk, dv into qkv_ as (B, T, 3C), from the forward's (B, T, 3C) q, k, v in place.
@@ -369,8 +371,10 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
     bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), qkv_.get(), p(Param::qkvw, l), N, C, 3 * C, s);
-    layernorm_backward(dres, g(Param::ln1w, l), g(Param::ln1b, l), nc_a_.get(), in, p(Param::ln1w, l),
-                       ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
+    // dres becomes d(r3) of layer l - 1: that layer's fcprojb gradient (its bucket is
+    // reduced after layer_done(l - 1), so this write is in time).
+    layernorm_backward(dres, g(Param::ln1w, l), g(Param::ln1b, l), l > 0 ? g(Param::fcprojb, l - 1) : nullptr,
+                       nc_a_.get(), in, p(Param::ln1w, l), ln1_mean_.get() + l * N, ln1_rstd_.get() + l * N, N, C, s);
     layer_done(l);
   }
   const NvtxRange range("embedding backward");

@@ -50,8 +50,13 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
 // With xhat = (inp - mean) * rstd and g = dout * weight:
 //   dinp += rstd * (g - mean_c(g) - xhat * mean_c(g * xhat))      (ACCUMULATES into dinp)
 //   dweight += sum_n dout * xhat,  dbias += sum_n dout           (fp32, accumulated)
-void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp,
-                        const bf16* weight, const float* mean, const float* rstd, int N, int C, cudaStream_t stream);
+//   dinp_sums += sum_n dinp, the new dinp as stored               (fp32, accumulated; skipped
+//                                                                  when dinp_sums is nullptr)
+// dinp_sums saves a pass over dinp where it is also the output gradient of a linear layer
+// whose bias gradient is its column sums (bias_backward's): the residual stream's.
+void layernorm_backward(bf16* dinp, float* dweight, float* dbias, float* dinp_sums, const bf16* dout,
+                        const bf16* inp, const bf16* weight, const float* mean, const float* rstd, int N, int C,
+                        cudaStream_t stream);
 
 // out = a + b, elementwise over n values.
 void residual_forward(bf16* out, const bf16* a, const bf16* b, std::size_t n, cudaStream_t stream);

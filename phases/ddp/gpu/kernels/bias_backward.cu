@@ -57,7 +57,7 @@ void launch(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream) 
   auto* partials = static_cast<float*>(reduction_scratch(static_cast<std::size_t>(chunks) * OC * sizeof(float)));
   bias_backward_kernel<W><<<dim3(tiles, chunks), dim3(kWarp, kRows), 0, stream>>>(partials, dout, N, OC, rows_per_block);
   check_launch("bias_backward");
-  add_column_sums(dbias, nullptr, OC, partials, chunks, OC, stream);
+  add_column_sums({{dbias}, 1, OC}, partials, chunks, stream);
 }
 
 }  // namespace

@@ -12,8 +12,8 @@ namespace {
 
 constexpr int kSlices = 16;
 
-__global__ void add_column_sums_kernel(float* __restrict__ lo, float* __restrict__ hi, int split,
-                                       const float* __restrict__ partials, int rows, int cols) {
+__global__ void add_column_sums_kernel(ColumnSumParts parts, const float* __restrict__ partials, int rows) {
+  const int cols = parts.count * parts.width;
   __shared__ float slice_sums[kSlices][kWarp];
   const int c = static_cast<int>(blockIdx.x) * kWarp + static_cast<int>(threadIdx.x);
   float sum = 0.f;
@@ -25,15 +25,16 @@ __global__ void add_column_sums_kernel(float* __restrict__ lo, float* __restrict
   if (threadIdx.y != 0 || c >= cols) return;
   float total = 0.f;
   for (int s = 0; s < kSlices; ++s) total += slice_sums[s][threadIdx.x];
-  if (c < split) lo[c] += total;
-  else hi[c - split] += total;
+  parts.out[c / parts.width][c % parts.width] += total;
 }
 
 }  // namespace
 
-void add_column_sums(float* lo, float* hi, int split, const float* partials, int rows, int cols, cudaStream_t stream) {
+void add_column_sums(const ColumnSumParts& parts, const float* partials, int rows, cudaStream_t stream) {
+  require(parts.count >= 1 && parts.count <= kMaxColumnSumParts, "add_column_sums: 1 to 3 parts");
+  const int cols = parts.count * parts.width;
   if (rows <= 0 || cols <= 0) return;
-  add_column_sums_kernel<<<ceil_div(cols, kWarp), dim3(kWarp, kSlices), 0, stream>>>(lo, hi, split, partials, rows, cols);
+  add_column_sums_kernel<<<ceil_div(cols, kWarp), dim3(kWarp, kSlices), 0, stream>>>(parts, partials, rows);
   check_launch("add_column_sums");
 }
 

@@ -55,9 +55,15 @@ inline void* reduction_scratch(std::size_t bytes) {
   return buffer;
 }
 
-// lo[c] += sum over r of partials[r, c] for c < split, hi[c - split] += the same for the
-// columns from split on; partials (rows, cols) fp32, rows summed in a fixed order
-// (column_sums.cu). What the reductions above end with.
-void add_column_sums(float* lo, float* hi, int split, const float* partials, int rows, int cols, cudaStream_t stream);
+// Where add_column_sums adds: the partials' columns [p * width, (p + 1) * width) into out[p].
+inline constexpr int kMaxColumnSumParts = 3;
+struct ColumnSumParts {
+  float* out[kMaxColumnSumParts] = {};
+  int count = 0;  // parts in use
+  int width = 0;  // columns of each
+};
+// out[c / width][c % width] += sum over r of partials[r, c], partials (rows, count * width)
+// fp32, rows summed in a fixed order (column_sums.cu). What the reductions above end with.
+void add_column_sums(const ColumnSumParts& parts, const float* partials, int rows, cudaStream_t stream);
 
 }  // namespace gpuaccept::ddp::gpu::detail

@@ -1,7 +1,9 @@
 // LayerNorm over the channels of each row, one warp per row (llm.c's layernorm kernels).
 // Lane L owns the groups of W channels starting at W*L, W*(L+32), ... (W = 8, 16-byte
-// accesses, when C % 8 == 0 and the pointers are aligned; else W = 1). A row (C <= 1600
-// bf16) stays in L1 between the passes, so re-reading it is cheap.
+// accesses, when C % 8 == 0 and the pointers are aligned; else W = 1). The forward re-reads
+// a row (C <= 1600 bf16) from L1 between its passes. The backward has two kernels: for
+// C <= 1024 with 16-byte accesses (GPT-2 124M and 350M) each lane holds its rows and its
+// channels' partial sums in registers; otherwise each warp holds partials in shared memory.
 #include "common.cuh"
 
 namespace gpuaccept::ddp::gpu {
@@ -13,7 +15,6 @@ namespace {
 constexpr float kEps = 1e-5f;
 constexpr int kForwardBlock = 256;       // 8 rows per block
 constexpr int kBackwardBlock = 256;      // 8 warps, each with its own dweight/dbias partials
-constexpr int kBackwardMaxBlocks = 528;  // 4 blocks on each of an H100's 132 SMs
 
 // mean = sum(x)/C, var = sum((x-mean)^2)/C (two passes: no cancellation), then
 // out = (x - mean) * rstd * weight + bias.
@@ -62,22 +63,27 @@ __global__ void layernorm_forward_kernel(bf16* __restrict__ out, float* __restri
 // Per row, with g = dout * weight: pass 1 sums g and g * xhat over the row; pass 2 adds
 // rstd * (g - mean(g) - xhat * mean(g * xhat)) into dinp and collects dout * xhat and dout
 // per channel in its warp's shared partials (each channel belongs to one lane of the warp:
-// plain adds, rows in order). At the end the block sums its warps' partials in warp order
-// into block_partials[block, 2C] (dweight's C, then dbias's), which add_column_sums adds up
-// in block order: no atomics, the same bits on every run (common.cuh, reduction_scratch).
+// plain adds, rows in order); with kParts == 3 also the new dinp as stored (bf16), whose
+// column sums are the bias gradient of the linear layer that dinp flows into next (the
+// residual stream's: gpt_model.cpp). At the end the block sums its warps' partials in warp
+// order into block_partials[block, kParts * C] (dweight's C, dbias's, then dinp's), which
+// add_column_sums adds up in block order: no atomics, the same bits on every run (common.cuh,
+// reduction_scratch).
 // Shared slot of channel c: with W = 8 it is (c % 8) * (C / 8) + c / 8, so the 32 lanes
 // adding element k of their groups hit 32 consecutive words (no bank conflicts).
-template <int W>
+template <int W, int kParts>
 __global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __restrict__ block_partials,
                                           const bf16* __restrict__ dout, const bf16* __restrict__ inp,
                                           const bf16* __restrict__ weight, const float* __restrict__ mean,
                                           const float* __restrict__ rstd, int N, int C) {
-  extern __shared__ float partials[];  // (warps, 2, C): per warp dweight then dbias
+  static_assert(kParts == 2 || kParts == 3);
+  extern __shared__ float partials[];  // (warps, kParts, C): per warp dweight, dbias (, dinp)
   const int groups = C / W;
-  for (int c = threadIdx.x; c < 2 * C * static_cast<int>(blockDim.x / kWarp); c += blockDim.x) partials[c] = 0.f;
+  for (int c = threadIdx.x; c < kParts * C * static_cast<int>(blockDim.x / kWarp); c += blockDim.x) partials[c] = 0.f;
   __syncthreads();
-  float* dweight_s = partials + static_cast<std::size_t>(threadIdx.x / kWarp) * 2 * C;
+  float* dweight_s = partials + static_cast<std::size_t>(threadIdx.x / kWarp) * kParts * C;
   float* dbias_s = dweight_s + C;
+  float* dinp_s = dbias_s + C;  // kParts == 3 only
 
   const int lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
   for (int row = blockIdx.x * warps + threadIdx.x / kWarp; row < N; row += gridDim.x * warps) {
@@ -112,22 +118,128 @@ __global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __rest
         const int slot = k * groups + c0 / W;
         dweight_s[slot] += dy[k] * xhat;
         dbias_s[slot] += dy[k];
+        if constexpr (kParts == 3) {
+          dx[k] = __bfloat162float(__float2bfloat16(dx[k]));  // the value stored below, exactly
+          dinp_s[slot] += dx[k];
+        }
       }
       store_bf16<W>(dinp + base + c0, dx);
     }
   }
   __syncthreads();
-  float* out = block_partials + static_cast<std::size_t>(blockIdx.x) * 2 * C;
+  float* out = block_partials + static_cast<std::size_t>(blockIdx.x) * kParts * C;
   for (int c = threadIdx.x; c < C; c += blockDim.x) {
     const int slot = (c % W) * groups + c / W;
-    float w = 0.f, b = 0.f;
-    for (int v = 0; v < warps; ++v) {
-      w += partials[static_cast<std::size_t>(v) * 2 * C + slot];
-      b += partials[static_cast<std::size_t>(v) * 2 * C + C + slot];
+#pragma unroll
+    for (int part = 0; part < kParts; ++part) {
+      float sum = 0.f;
+      for (int v = 0; v < warps; ++v) sum += partials[(static_cast<std::size_t>(v) * kParts + part) * C + slot];
+      out[part * C + c] = sum;
     }
-    out[c] = w;
-    out[C + c] = b;
   }
+}
+
+// The backward again, for C <= 256 * kGroups with 16-byte accesses (GPT-2 124M's 768:
+// kGroups 3): lane L owns the channels of its groups j < kGroups, c0 = 8 (L + 32 j). Each lane
+// keeps its channels' partials (dweight, dbias, dinp's sums) in registers over all the rows
+// its warp takes, and a row's inp, dout and dinp in registers between the passes, all their
+// loads in flight at once. The arithmetic per element is the kernel's above; only the sums'
+// grouping differs. That kernel keeps a partial per warp and channel in shared memory: 9 KiB
+// a warp at C = 768 with dinp's sums, which leaves its re-reads of a row hardly any L1 (49.6 us
+// a call on an H200, 2026-11-28, for 100 MB of traffic). At the end the block's warps add
+// their partials into shared memory one after the other (warp order: the same bits on every
+// run) and the block writes its row of block_partials (kParts * C, as above).
+constexpr int kRowsBlock = 128;  // 4 warps
+constexpr int kRowsMaxGroups = 4;
+constexpr int rows_blocks_per_sm(int groups) { return groups <= 2 ? 4 : (groups == 3 ? 3 : 2); }
+
+template <int kGroups, int kParts>
+__global__ void __launch_bounds__(kRowsBlock, rows_blocks_per_sm(kGroups))
+    layernorm_backward_rows_kernel(bf16* __restrict__ dinp, float* __restrict__ block_partials,
+                                   const bf16* __restrict__ dout, const bf16* __restrict__ inp,
+                                   const bf16* __restrict__ weight, const float* __restrict__ mean,
+                                   const float* __restrict__ rstd, int N, int C) {
+  static_assert(kParts == 2 || kParts == 3);
+  static_assert(kGroups >= 1 && kGroups <= kRowsMaxGroups);
+  constexpr int W = 8;
+  __shared__ float block_sums[kParts * kRowsMaxGroups * kWarp * W];  // (kParts, C)
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = kRowsBlock / kWarp;
+  auto first = [&](int j) { return W * (lane + kWarp * j); };  // channel c0 of group j
+
+  float w[kGroups][W];
+  float acc[kParts][kGroups][W] = {};  // dweight, dbias (, dinp) partials of this lane's channels
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j)
+    if (first(j) < C) load_bf16<W>(w[j], weight + first(j));
+
+  for (int row = blockIdx.x * warps + warp; row < N; row += gridDim.x * warps) {
+    const std::size_t base = static_cast<std::size_t>(row) * C;
+    int4 x_raw[kGroups], dy_raw[kGroups], dx_raw[kGroups];  // the row, as loaded
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j) {
+      if (first(j) >= C) continue;
+      x_raw[j] = *reinterpret_cast<const int4*>(inp + base + first(j));
+      dy_raw[j] = *reinterpret_cast<const int4*>(dout + base + first(j));
+      dx_raw[j] = *reinterpret_cast<const int4*>(dinp + base + first(j));
+    }
+    const float m = mean[row], s = rstd[row];
+
+    float sum_g = 0.f, sum_gx = 0.f;
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j) {
+      if (first(j) >= C) continue;
+      float x[W], dy[W];
+      load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+      load_bf16<W>(dy, reinterpret_cast<const bf16*>(&dy_raw[j]));
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const float g = dy[k] * w[j][k];
+        sum_g += g;
+        sum_gx += g * (x[k] - m) * s;
+      }
+    }
+    const float mean_g = warp_sum(sum_g) / C, mean_gx = warp_sum(sum_gx) / C;
+
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j) {
+      if (first(j) >= C) continue;
+      float x[W], dy[W], dx[W];
+      load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+      load_bf16<W>(dy, reinterpret_cast<const bf16*>(&dy_raw[j]));
+      load_bf16<W>(dx, reinterpret_cast<const bf16*>(&dx_raw[j]));
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const float xhat = (x[k] - m) * s;
+        dx[k] += s * (dy[k] * w[j][k] - mean_g - xhat * mean_gx);
+        acc[0][j][k] += dy[k] * xhat;
+        acc[1][j][k] += dy[k];
+        if constexpr (kParts == 3) {
+          dx[k] = __bfloat162float(__float2bfloat16(dx[k]));  // the value stored below, exactly
+          acc[2][j][k] += dx[k];
+        }
+      }
+      store_bf16<W>(dinp + base + first(j), dx);
+    }
+  }
+
+  for (int v = 0; v < warps; ++v) {
+    if (warp == v) {
+#pragma unroll
+      for (int part = 0; part < kParts; ++part)
+#pragma unroll
+        for (int j = 0; j < kGroups; ++j) {
+          if (first(j) >= C) continue;
+#pragma unroll
+          for (int k = 0; k < W; ++k) {
+            float& slot = block_sums[part * C + first(j) + k];
+            slot = (v == 0 ? 0.f : slot) + acc[part][j][k];
+          }
+        }
+    }
+    __syncthreads();
+  }
+  float* out = block_partials + static_cast<std::size_t>(blockIdx.x) * kParts * C;
+  for (int i = threadIdx.x; i < kParts * C; i += blockDim.x) out[i] = block_sums[i];
 }
 
 bool use_vectors(int C, std::initializer_list<const void*> pointers) {
@@ -135,6 +247,64 @@ bool use_vectors(int C, std::initializer_list<const void*> pointers) {
   for (const void* p : pointers)
     if (!aligned16(p)) return false;
   return true;
+}
+
+// Blocks a launch of kParts partials at C channels: as many as fit on an H100's 132 SMs at
+// once (228 KiB of shared memory each, 1 KiB of it reserved per block), 1 to 4 an SM. A
+// constant, not the device's own figure, so that the sums' grouping, and with it their bits,
+// is the same on every GPU (replicas compare hashes).
+int backward_blocks(int N, std::size_t shared) {
+  constexpr std::size_t kSmShared = 228 * 1024, kReserved = 1024;
+  constexpr int kSms = 132, kMaxPerSm = 4;
+  const int per_sm = std::clamp(static_cast<int>(kSmShared / (shared + kReserved)), 1, kMaxPerSm);
+  return std::min(ceil_div(N, kBackwardBlock / kWarp), per_sm * kSms);
+}
+
+// The register kernel's launch: a grid of as many blocks as an H100's 132 SMs hold at once
+// (a constant, for the same bits on every GPU, as above), its partials summed into `sums`.
+template <int kGroups, int kParts>
+void launch_backward_rows(bf16* dinp, const ColumnSumParts& sums, const bf16* dout, const bf16* inp,
+                          const bf16* weight, const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
+  constexpr int kSms = 132;
+  const int blocks = std::min(ceil_div(N, kRowsBlock / kWarp), kSms * rows_blocks_per_sm(kGroups));
+  auto* block_partials =
+      static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * kParts * C * sizeof(float)));
+  layernorm_backward_rows_kernel<kGroups, kParts>
+      <<<blocks, kRowsBlock, 0, stream>>>(dinp, block_partials, dout, inp, weight, mean, rstd, N, C);
+  check_launch("layernorm_backward");
+  add_column_sums(sums, block_partials, blocks, stream);
+}
+
+template <int kParts>
+void launch_backward(bf16* dinp, const ColumnSumParts& sums, const bf16* dout, const bf16* inp, const bf16* weight,
+                     const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
+  const bool vectors = use_vectors(C, {dinp, dout, inp, weight});
+  if (vectors && C <= kRowsMaxGroups * kWarp * 8) {
+    switch (ceil_div(C, kWarp * 8)) {
+      case 1: return launch_backward_rows<1, kParts>(dinp, sums, dout, inp, weight, mean, rstd, N, C, stream);
+      case 2: return launch_backward_rows<2, kParts>(dinp, sums, dout, inp, weight, mean, rstd, N, C, stream);
+      case 3: return launch_backward_rows<3, kParts>(dinp, sums, dout, inp, weight, mean, rstd, N, C, stream);
+      default: return launch_backward_rows<4, kParts>(dinp, sums, dout, inp, weight, mean, rstd, N, C, stream);
+    }
+  }
+  const auto kernel = vectors ? layernorm_backward_kernel<8, kParts> : layernorm_backward_kernel<1, kParts>;
+  const std::size_t shared =
+      static_cast<std::size_t>(kBackwardBlock / kWarp) * kParts * static_cast<std::size_t>(C) * sizeof(float);
+  if (shared > 48 * 1024) {  // above the default limit a kernel must opt in (fails past the device's maximum)
+    const cudaError_t rc =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    if (rc != cudaSuccess) {
+      (void)cudaGetLastError();  // clear it, or the next launch check would report it
+      throw std::invalid_argument("ddp kernels: layernorm_backward: C = " + std::to_string(C) +
+                                  " needs more shared memory than the device has: " + cudaGetErrorString(rc));
+    }
+  }
+  const int blocks = backward_blocks(N, shared);
+  auto* block_partials =
+      static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * kParts * C * sizeof(float)));
+  kernel<<<blocks, kBackwardBlock, shared, stream>>>(dinp, block_partials, dout, inp, weight, mean, rstd, N, C);
+  check_launch("layernorm_backward");
+  add_column_sums(sums, block_partials, blocks, stream);
 }
 
 }  // namespace
@@ -151,28 +321,15 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
   check_launch("layernorm_forward");
 }
 
-void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp,
-                        const bf16* weight, const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
+void layernorm_backward(bf16* dinp, float* dweight, float* dbias, float* dinp_sums, const bf16* dout,
+                        const bf16* inp, const bf16* weight, const float* mean, const float* rstd, int N, int C,
+                        cudaStream_t stream) {
   require(N >= 0 && C > 0, "layernorm_backward: N must be >= 0 and C > 0");
   if (N == 0) return;
-  const bool vectors = use_vectors(C, {dinp, dout, inp, weight});
-  const auto kernel = vectors ? layernorm_backward_kernel<8> : layernorm_backward_kernel<1>;
-  const std::size_t shared = static_cast<std::size_t>(kBackwardBlock / kWarp) * 2 * static_cast<std::size_t>(C) * sizeof(float);
-  if (shared > 48 * 1024) {  // above the default limit a kernel must opt in (fails past the device's maximum)
-    const cudaError_t rc =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-    if (rc != cudaSuccess) {
-      (void)cudaGetLastError();  // clear it, or the next launch check would report it
-      throw std::invalid_argument("ddp kernels: layernorm_backward: C = " + std::to_string(C) +
-                                  " needs more shared memory than the device has: " + cudaGetErrorString(rc));
-    }
-  }
-  const int blocks = std::min(ceil_div(N, kBackwardBlock / kWarp), kBackwardMaxBlocks);
-  auto* block_partials =
-      static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * 2 * C * sizeof(float)));
-  kernel<<<blocks, kBackwardBlock, shared, stream>>>(dinp, block_partials, dout, inp, weight, mean, rstd, N, C);
-  check_launch("layernorm_backward");
-  add_column_sums(dweight, dbias, C, block_partials, blocks, 2 * C, stream);
+  if (dinp_sums)
+    launch_backward<3>(dinp, {{dweight, dbias, dinp_sums}, 3, C}, dout, inp, weight, mean, rstd, N, C, stream);
+  else
+    launch_backward<2>(dinp, {{dweight, dbias}, 2, C}, dout, inp, weight, mean, rstd, N, C, stream);
 }
 
 }  // namespace gpuaccept::ddp::gpu
