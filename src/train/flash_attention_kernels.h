@@ -53,14 +53,28 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
 //      flash_backward_variant_available(3), an sm_90a build on a compute capability 9.0 GPU.
 // flash_backward_default_variant(): 3 where available, else 2 (GPUACCEPT_FLASH_BWD picks another).
 // ds_workspace (16-byte aligned) is needed where flash_backward_stores_ds.
+//
+// Column sums: where flash_backward_sums_columns(variant) (3), the kernels can also write the
+// sums of dq, dk and dv over each block of 64 positions, of the values stored (bf16), into
+// fp32 rows laid out like theirs: dq's block sums at dq_sums[(b T/64 + block) q_row + h HD + c],
+// dk's and dv's likewise with kv_row (B T/64 rows each). Summed over the rows, they are the
+// bias gradient of the projection that made q, k and v, without another pass over dq, dk, dv
+// (ddp's qkv projection: with the packed layout one buffer of 3C columns holds all three, at
+// dq_sums = S, dk_sums = S + C, dv_sums = S + 2C). In a fixed order: the same bits every run.
+struct FlashColumnSums {
+  float* dq = nullptr;
+  float* dk = nullptr;
+  float* dv = nullptr;
+};
 inline constexpr int kFlashBackwardVariants = 4;
 bool flash_backward_variant_available(int variant);
 int flash_backward_default_variant();
 bool flash_backward_stores_ds(int variant);
+bool flash_backward_sums_columns(int variant);
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, const FlashShape& shape,
                               cudaStream_t stream, int variant = flash_backward_default_variant(),
-                              bf16* ds_workspace = nullptr);
+                              bf16* ds_workspace = nullptr, const FlashColumnSums& sums = {});
 
 // The compiled kernels of forward variant `forward_variant` and backward variant `variant` for
 // head size `head_dim`, as the device sees them (cudaFuncGetAttributes,

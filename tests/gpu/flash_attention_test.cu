@@ -7,6 +7,9 @@
 //   flash reference <fwd/bwd variants> <shape> <layout> <y|dq|dk|dv> rel_l2=... tol=... PASS|FAIL
 //   flash deterministic <...>          a second forward and backward: the same bits
 //   flash layouts_agree <...>          packed q, k, v (rows 3 NH HD) give the token-major bits
+//   flash column_sums <...>            where the backward sums dq, dk, dv's columns by blocks of
+//                                      64 positions (FlashColumnSums): those of the values it
+//                                      stored; deterministic and the same in both layouts too
 // and "flash info timing ..." lines (not checks): forward and backward ms, TFLOP/s and each
 // kernel's registers, shared memory and CTAs per SM, at ddp's shape (B 16, T 1024, 12 heads of
 // 64, packed) and fsdp-lora's (B 2, T 4096, 28/4 heads of 128). Exit status 1 if any check fails.
@@ -146,13 +149,41 @@ class Run {
     lse_ = DeviceBuffer<float>(static_cast<std::size_t>(s.B) * s.NH * s.T);
     delta_ = DeviceBuffer<float>(lse_.size());
     ds_ = DeviceBuffer<bf16>(tr::flash_backward_ds_workspace_elems(s.B, s.T, s.NH));
+    // Column sums: (B T/64) rows as wide as the layout's rows of q (dq's) and of k, v.
+    const std::size_t blocks = static_cast<std::size_t>(s.B) * s.T / kSumBlock;
+    dq_sums_ = DeviceBuffer<float>(blocks * shape_.q_row);
+    dk_sums_ = DeviceBuffer<float>(blocks * shape_.kv_row);
+    dv_sums_ = DeviceBuffer<float>(blocks * shape_.kv_row);
   }
+  static constexpr int kSumBlock = 64;
   void forward(Variants v, cudaStream_t st) {
     tr::flash_attention_forward(y_.get(), lse_.get(), q_, k_, v_, shape_, st, v.fwd);
   }
-  void backward(Variants v, cudaStream_t st) {
+  // With the column sums where the variant writes them and `with_sums` (as ddp calls it).
+  void backward(Variants v, cudaStream_t st, bool with_sums = true) {
+    const tr::FlashColumnSums sums = with_sums && tr::flash_backward_sums_columns(v.bwd)
+                                         ? tr::FlashColumnSums{dq_sums_.get(), dk_sums_.get(), dv_sums_.get()}
+                                         : tr::FlashColumnSums{};
     tr::flash_attention_backward(dq_, dk_, dv_, delta_.get(), dy_.get(), y_.get(), lse_.get(), q_, k_, v_, shape_, st,
-                                 v.bwd, ds_.get());
+                                 v.bwd, ds_.get(), sums);
+  }
+  // The column sums, (B T/64, NH HD) for dq then (B T/64, NKV HD) for dk and dv, one vector.
+  std::vector<float> read_sums() const {
+    GPUACCEPT_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::size_t blocks = static_cast<std::size_t>(s_.B) * s_.T / kSumBlock;
+    std::vector<float> out;
+    const std::pair<const DeviceBuffer<float>*, std::pair<std::size_t, std::size_t>> parts[] = {
+        {&dq_sums_, {shape_.q_row, static_cast<std::size_t>(s_.NH) * s_.HD}},
+        {&dk_sums_, {shape_.kv_row, static_cast<std::size_t>(s_.NKV) * s_.HD}},
+        {&dv_sums_, {shape_.kv_row, static_cast<std::size_t>(s_.NKV) * s_.HD}}};
+    for (const auto& [buffer, widths] : parts) {
+      std::vector<float> all(blocks * widths.first);
+      GPUACCEPT_CUDA_CHECK(cudaMemcpy(all.data(), buffer->get(), all.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t r = 0; r < blocks; ++r)
+        out.insert(out.end(), all.begin() + static_cast<long>(r * widths.first),
+                   all.begin() + static_cast<long>(r * widths.first + widths.second));
+    }
+    return out;
   }
   // y, dq, dk, dv token-major.
   gpuaccept::test::AttentionGrads read() const {
@@ -180,13 +211,39 @@ class Run {
   bool packed_;
   tr::FlashShape shape_;
   DeviceBuffer<bf16> in_, grads_, dy_, y_, ds_;
-  DeviceBuffer<float> lse_, delta_;
+  DeviceBuffer<float> lse_, delta_, dq_sums_, dk_sums_, dv_sums_;
   const bf16 *q_ = nullptr, *k_ = nullptr, *v_ = nullptr;
   bf16 *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr;
 };
 
 bool same_bits(const gpuaccept::test::AttentionGrads& a, const gpuaccept::test::AttentionGrads& b) {
   return a.y == b.y && a.dq == b.dq && a.dk == b.dk && a.dv == b.dv;
+}
+
+// The column sums the backward wrote (Run::read_sums) against those of the outputs it stored:
+// per block of 64 positions, in float64. Each error is taken relative to the sum of the
+// magnitudes summed (fp32 sums of 64 values: about 64 x 2^-24 of it at worst).
+void check_column_sums(const std::string& label, const Shape& s, const std::vector<float>& sums,
+                       const gpuaccept::test::AttentionGrads& got) {
+  const std::size_t blocks = static_cast<std::size_t>(s.B) * s.T / Run::kSumBlock;
+  std::size_t at = 0;
+  double worst = 0;
+  for (const auto* part : {&got.dq, &got.dk, &got.dv}) {
+    const std::size_t width = part->size() / (static_cast<std::size_t>(s.B) * s.T);
+    for (std::size_t r = 0; r < blocks; ++r)
+      for (std::size_t c = 0; c < width; ++c, ++at) {
+        double want = 0, magnitude = 0;
+        for (std::size_t p = 0; p < static_cast<std::size_t>(Run::kSumBlock); ++p) {
+          const double x = (*part)[(r * Run::kSumBlock + p) * width + c];
+          want += x, magnitude += std::abs(x);
+        }
+        worst = std::max(worst, std::abs(sums[at] - want) / std::max(magnitude, 1e-30));
+      }
+  }
+  constexpr double kTol = 1e-5;
+  char numbers[96];
+  std::snprintf(numbers, sizeof numbers, "max_err/sum|x|=%.3g tol=%.3g", worst, kTol);
+  check_line("column_sums", label, numbers, at == sums.size() && worst <= kTol);
 }
 
 void test_shape(const Shape& s) {
@@ -200,6 +257,7 @@ void test_shape(const Shape& s) {
   constexpr double kTolY = 1e-2, kTolGrad = 2e-2;
   for (const Variants var : available_variants()) {
     gpuaccept::test::AttentionGrads token_major;
+    std::vector<float> token_major_sums;
     for (const bool packed : {false, true}) {
       if (packed && s.NKV != s.NH) continue;  // ddp's packed rows hold one key/value head per query head
       const std::string label = var.name() + " " + s.name() + (packed ? " packed" : " token_major");
@@ -218,14 +276,18 @@ void test_shape(const Shape& s) {
         std::snprintf(numbers, sizeof numbers, "rel_l2=%.3g tol=%.3g", err, tol);
         check_line("reference", label + " " + what, numbers, err <= tol);
       }
+      const bool sums = tr::flash_backward_sums_columns(var.bwd);
+      const std::vector<float> got_sums = sums ? run.read_sums() : std::vector<float>{};
+      if (sums) check_column_sums(label, s, got_sums, got);
       run.forward(var, stream);
       run.backward(var, stream);
-      const bool same = same_bits(run.read(), got);
+      const bool same = same_bits(run.read(), got) && (!sums || run.read_sums() == got_sums);
       check_line("deterministic", label, same ? "bitwise_equal=1" : "bitwise_equal=0", same);
-      if (!packed)
+      if (!packed) {
         token_major = got;
-      else {
-        const bool agree = same_bits(got, token_major);
+        token_major_sums = got_sums;
+      } else {
+        const bool agree = same_bits(got, token_major) && got_sums == token_major_sums;
         check_line("layouts_agree", var.name() + " " + s.name(), agree ? "bitwise_equal=1" : "bitwise_equal=0", agree);
       }
     }
@@ -256,7 +318,7 @@ void time_shape(const Shape& s, bool packed, int reps) {
       e0.record(stream);
       run.forward(var, stream);
       e1.record(stream);
-      run.backward(var, stream);
+      run.backward(var, stream, /*with_sums=*/packed);  // ddp's call sums, fsdp-lora's does not
       e2.record(stream);
       const double f = e1.elapsed_ms_since(e0), b = e2.elapsed_ms_since(e1);
       if (rep < 0) continue;

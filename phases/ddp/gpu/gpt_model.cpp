@@ -37,6 +37,7 @@ std::vector<float> to_padded_master(const GptConfig& config, std::span<const dou
 namespace {
 
 std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
+constexpr int kFlashSumBlock = 64;  // positions a row of train::FlashColumnSums sums
 
 const GptConfig& checked(const GptConfig& c, int B, int T) {
   validate(c);
@@ -74,10 +75,13 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
   flash_ = options.flash_attention && train::flash_attention_supported(T, static_cast<int>(NH), static_cast<int>(NH),
                                                                       static_cast<int>(C / NH));
   if (flash_) {
+    flash_backward_variant_ = train::flash_backward_default_variant();
     lse_ = DeviceBuffer<float>(sz(L * B * NH * T));
     delta_ = DeviceBuffer<float>(sz(B * NH * T));
-    if (train::flash_backward_stores_ds(train::flash_backward_default_variant()))
+    if (train::flash_backward_stores_ds(flash_backward_variant_))
       flash_ds_ = DeviceBuffer<bf16>(train::flash_backward_ds_workspace_elems(B, T, static_cast<int>(NH)));
+    if (train::flash_backward_sums_columns(flash_backward_variant_))
+      qkv_block_sums_ = DeviceBuffer<float>(sz(B * (T / kFlashSumBlock) * 3 * C));
   } else {
     att_ = DeviceBuffer<bf16>(sz(L * BHTT));
     scores_ = DeviceBuffer<bf16>(sz(BHTT));
@@ -357,19 +361,26 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
     if (flash_) {
-      // dq, dk, dv into qkv_ as (B, T, 3C), from the forward's (B, T, 3C) q, k, v in place.
+      // dq, dk, dv into qkv_ as (B, T, 3C), from the forward's (B, T, 3C) q, k, v in place;
+      // with their column sums by blocks of 64 positions where the kernels write them.
       const bf16* qkv = qkvr_.get() + l * 3 * NC;
+      float* sums = qkv_block_sums_.get();
+      const train::FlashColumnSums qkv_sums = sums ? train::FlashColumnSums{sums, sums + C, sums + 2 * C}
+                                                   : train::FlashColumnSums{};
       train::flash_attention_backward(qkv_.get(), qkv_.get() + C, qkv_.get() + 2 * C, delta_.get(), nc_a_.get(), atty,
                                       lse_.get() + static_cast<long long>(l) * B * NH * T, qkv, qkv + C, qkv + 2 * C,
-                                      train::FlashShape::packed_qkv(B, T, NH, HS), s,
-                                      train::flash_backward_default_variant(), flash_ds_.get());
+                                      train::FlashShape::packed_qkv(B, T, NH, HS), s, flash_backward_variant_,
+                                      flash_ds_.get(), qkv_sums);
     } else {
       split_heads(nc_b_.get(), nc_a_.get(), B, T, NH, HS, s);
       attention_backward(nc_b_.get(), l, s);
     }
     // qkv_ now holds dqkv (B, T, 3C)
     matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
-    bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
+    if (flash_ && qkv_block_sums_.get())
+      add_block_sums(g(Param::qkvb, l), qkv_block_sums_.get(), B * (T / kFlashSumBlock), 3 * C, s);
+    else
+      bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), qkv_.get(), p(Param::qkvw, l), N, C, 3 * C, s);
     // dres becomes d(r3) of layer l - 1: that layer's fcprojb gradient (its bucket is
     // reduced after layer_done(l - 1), so this write is in time).

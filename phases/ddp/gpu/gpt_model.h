@@ -105,6 +105,7 @@ class GptModel {
   // else the separate kernels of kernels.h.
   bool fuse_residual_ = false, fuse_gelu_ = false;
   bool flash_ = false;  // flash attention: lse_ kept per layer instead of att_
+  int flash_backward_variant_ = 0;  // train::flash_backward_default_variant(), read once
 
   // Shapes: L layers, B sequences of T tokens (N = B*T), C channels, NH heads, Vp the padded
   // vocabulary, P = layout_.total() parameters.
@@ -138,6 +139,8 @@ class GptModel {
   DeviceBuffer<float> lse_;        // (L, B, NH, T) flash attention's log-sum-exp
   DeviceBuffer<float> delta_;      // (B, NH, T) flash backward's rowsum(dO o O), per layer in turn
   DeviceBuffer<bf16> flash_ds_;    // flash backward's dS^T tiles, the causal half of (B, NH, T, T), per layer in turn
+  DeviceBuffer<float> qkv_block_sums_;  // (B * T/64, 3C) dq, dk, dv summed by blocks of 64 positions, where the
+                                        // flash backward writes them (train::FlashColumnSums): qkvb's gradient
   // Scratch, reused by every layer.
   DeviceBuffer<bf16> qkv_;         // (B, T, 3C): the GEMM path's q, k, v; dqkv in backward
   DeviceBuffer<bf16> scores_;      // (B, NH, T, T) GEMM path only

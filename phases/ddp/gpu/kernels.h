@@ -91,6 +91,10 @@ void cross_entropy_forward_backward(bf16* logits, float* losses, const int* targ
 
 // dbias[o] += sum_n dout[n,o]      dout (N,OC) bf16, dbias (OC) fp32
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
+// The same from dout's sums by blocks of rows, already made (the flash attention backward's
+// column sums of dq, dk, dv): dbias[o] += sum_r block_sums[r,o], rows in order.
+//   block_sums (rows,OC) fp32, dbias (OC) fp32
+void add_block_sums(float* dbias, const float* block_sums, int rows, int OC, cudaStream_t stream);
 
 // The copy-engine all-reduce's average of one slice (gpu/gradient_sync.h): every rank's copy
 // of the slice, in rank order, summed in fp32 and multiplied by 1/count (exact for 2, 4, 8, 16

@@ -325,7 +325,7 @@ int backward_resources(int variant, FlashKernelResources* out) {
 template <int kD>
 void launch_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y, const float* lse,
                      const bf16* q, const bf16* k, const bf16* v, const FlashShape& s, cudaStream_t stream, int variant,
-                     bf16* ds_workspace) {
+                     bf16* ds_workspace, const FlashColumnSums& sums) {
   static bool allowed[kFlashBackwardVariants] = {};
   if (!allowed[variant]) {
     if (variant != 3)
@@ -339,7 +339,7 @@ void launch_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy,
   td::launch_attention_delta<kD>(delta, dy, y, s.B, s.T, s.NH, stream);  // rowsum(dy o y)
   check_launch("flash_attention_backward (delta)");
   if (variant == 3) {  // both kernels on wgmma
-    launch_flash_backward_wgmma<kD>(dq, dk, dv, ds_workspace, q, k, v, dy, lse, delta, s, scale, stream);
+    launch_flash_backward_wgmma<kD>(dq, dk, dv, ds_workspace, q, k, v, dy, lse, delta, s, scale, sums, stream);
     return;
   }
   with_variant<kD>(variant, [&](auto vv) {
@@ -384,9 +384,11 @@ int flash_kernel_resources(int head_dim, int variant, FlashKernelResources (&out
   return n;
 }
 
+bool flash_backward_sums_columns(int variant) { return variant == 3; }
+
 void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const bf16* dy, const bf16* y,
                               const float* lse, const bf16* q, const bf16* k, const bf16* v, const FlashShape& shape,
-                              cudaStream_t stream, int variant, bf16* ds_workspace) {
+                              cudaStream_t stream, int variant, bf16* ds_workspace, const FlashColumnSums& sums) {
   check_shape(shape);
   for (const void* p : {static_cast<const void*>(dq), static_cast<const void*>(dk), static_cast<const void*>(dv),
                         static_cast<const void*>(dy), static_cast<const void*>(y), static_cast<const void*>(q),
@@ -398,9 +400,13 @@ void flash_attention_backward(bf16* dq, bf16* dk, bf16* dv, float* delta, const 
           "flash_attention_backward: variant 3 (wgmma) needs an sm_90a build on a compute capability 9.0 GPU");
   require(!flash_backward_stores_ds(variant) || (ds_workspace != nullptr && td::aligned16(ds_workspace)),
           "flash_attention_backward: variants 2 and 3 need the dS workspace (flash_backward_ds_workspace_elems)");
+  const bool any_sums = sums.dq || sums.dk || sums.dv;
+  require(!any_sums || (flash_backward_sums_columns(variant) && sums.dq && sums.dk && sums.dv),
+          "flash_attention_backward: column sums come from variant 3 only, and for dq, dk and dv together");
   NvtxRange range("flash_attention_backward");
   with_head_dim(shape.HD, [&](auto hd) {
-    launch_backward<decltype(hd)::value>(dq, dk, dv, delta, dy, y, lse, q, k, v, shape, stream, variant, ds_workspace);
+    launch_backward<decltype(hd)::value>(dq, dk, dv, delta, dy, y, lse, q, k, v, shape, stream, variant, ds_workspace,
+                                         sums);
   });
 }
 

@@ -40,6 +40,41 @@ constexpr int kDkdvWgmmaShared =
     6 * wg::kTileBytesOf<kD> + kStageBytes + 2 * kRowFloats * static_cast<int>(sizeof(float)) + wg::kSmemAlign;
 static_assert(wg::kTileRows == kBlock);
 
+// The column sums of a warpgroup's 64 x kD output tile as stored (flash_attention_kernels.h,
+// FlashColumnSums): thread (warp w, lane l) holds rows 16w + l/4 and + 8 at columns 8j + 2(l%4)
+// and + 1, whose two-row sums are pair_sums[2j], [2j + 1]. Summed over the 8 lanes of the same
+// columns (a butterfly), then over the 4 warps in order through `scratch` (4 kD floats, free
+// shared memory); out[c] for c < kD written by thread c. A fixed order: the same bits every run.
+template <int kD>
+__device__ inline void store_column_sums(float* out, float (&pair_sums)[kD / 4], float* scratch) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
+#pragma unroll
+  for (int i = 0; i < kD / 4; ++i)
+    for (int offset = 4; offset < 32; offset *= 2) pair_sums[i] += __shfl_xor_sync(0xffffffffu, pair_sums[i], offset);
+  if (lane < 4) {
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j) {
+      scratch[warp * kD + 8 * j + 2 * t] = pair_sums[2 * j];
+      scratch[warp * kD + 8 * j + 2 * t + 1] = pair_sums[2 * j + 1];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < kD) {
+    float sum = 0.f;
+    for (int w = 0; w < kWgThreads / 32; ++w) sum += scratch[w * kD + threadIdx.x];
+    out[threadIdx.x] = sum;
+  }
+  __syncthreads();  // scratch free again
+}
+
+// Two rows' values of an output column pair, rounded to bf16 as stored, and their sums.
+__device__ inline __nv_bfloat162 rounded(float x, float y) { return __floats2bfloat162_rn(x, y); }
+__device__ inline void two_row_sums(float& sum_x, float& sum_y, __nv_bfloat162 a, __nv_bfloat162 b) {
+  const float2 fa = __bfloat1622float2(a), fb = __bfloat1622float2(b);
+  sum_x = fa.x + fb.x;
+  sum_y = fa.y + fb.y;
+}
+
 // The thread's A fragments (k-steps of 16 queries) from its accumulators (wgmma.cuh).
 __device__ inline void to_a_fragments(std::uint32_t (&a)[16], const float (&d)[32]) {
 #pragma unroll
@@ -50,7 +85,8 @@ __device__ inline void to_a_fragments(std::uint32_t (&a)[16], const float (&d)[3
 template <int kD>
 __global__ void __launch_bounds__(kWgThreads, kD == 64 ? 3 : 2) flash_backward_dkdv_wgmma_kernel(
     bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v, const bf16* dy, const float* lse,
-    const float* delta, int T, int NH, int NKV, int qs, int ks, float scale, float scale_log2) {
+    const float* delta, int T, int NH, int NKV, int qs, int ks, float scale, float scale_log2, float* dk_sums,
+    float* dv_sums) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ti = Tiles<kD>;
   constexpr int kTileBytes = wg::kTileBytesOf<kD>;
@@ -188,21 +224,29 @@ __global__ void __launch_bounds__(kWgThreads, kD == 64 ? 3 : 2) flash_backward_d
   // dK (scaled), dV: keys kb*64 + r0 (+8), channels 8j + 2t.
   const std::size_t out = Ti::head_start(b, kvh, T, ks);
   const std::size_t row0 = static_cast<std::size_t>(kb) * kBlock + r0;
+  float dk_pairs[kD / 4], dv_pairs[kD / 4];  // two-row sums of the stored values, for the column sums
 #pragma unroll
   for (int j = 0; j < kD / 8; ++j) {
     const int col = 8 * j + 2 * t;
-    *reinterpret_cast<__nv_bfloat162*>(dk + out + row0 * ks + col) =
-        __floats2bfloat162_rn(dk_acc[4 * j] * scale, dk_acc[4 * j + 1] * scale);
-    *reinterpret_cast<__nv_bfloat162*>(dk + out + (row0 + 8) * ks + col) =
-        __floats2bfloat162_rn(dk_acc[4 * j + 2] * scale, dk_acc[4 * j + 3] * scale);
-    *reinterpret_cast<__nv_bfloat162*>(dv + out + row0 * ks + col) =
-        __floats2bfloat162_rn(dv_acc[4 * j], dv_acc[4 * j + 1]);
-    *reinterpret_cast<__nv_bfloat162*>(dv + out + (row0 + 8) * ks + col) =
-        __floats2bfloat162_rn(dv_acc[4 * j + 2], dv_acc[4 * j + 3]);
+    const __nv_bfloat162 k0 = rounded(dk_acc[4 * j] * scale, dk_acc[4 * j + 1] * scale),
+                         k8 = rounded(dk_acc[4 * j + 2] * scale, dk_acc[4 * j + 3] * scale),
+                         v0 = rounded(dv_acc[4 * j], dv_acc[4 * j + 1]), v8 = rounded(dv_acc[4 * j + 2], dv_acc[4 * j + 3]);
+    *reinterpret_cast<__nv_bfloat162*>(dk + out + row0 * ks + col) = k0;
+    *reinterpret_cast<__nv_bfloat162*>(dk + out + (row0 + 8) * ks + col) = k8;
+    *reinterpret_cast<__nv_bfloat162*>(dv + out + row0 * ks + col) = v0;
+    *reinterpret_cast<__nv_bfloat162*>(dv + out + (row0 + 8) * ks + col) = v8;
+    two_row_sums(dk_pairs[2 * j], dk_pairs[2 * j + 1], k0, k8);
+    two_row_sums(dv_pairs[2 * j], dv_pairs[2 * j + 1], v0, v8);
+  }
+  if (dk_sums != nullptr) {  // the stage tile is free: the last step's closing barrier
+    const std::size_t sums_row = (static_cast<std::size_t>(b) * blocks + kb) * ks + static_cast<std::size_t>(kvh) * kD;
+    auto* scratch = reinterpret_cast<float*>(stage);
+    store_column_sums<kD>(dk_sums + sums_row, dk_pairs, scratch);
+    store_column_sums<kD>(dv_sums + sums_row, dv_pairs, scratch);
   }
 #else
   (void)dk, (void)dv, (void)ds, (void)q, (void)k, (void)v, (void)dy, (void)lse, (void)delta;
-  (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale, (void)scale_log2;
+  (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale, (void)scale_log2, (void)dk_sums, (void)dv_sums;
   __trap();  // not built for sm_90a: flash_wgmma_available() keeps the host from launching it
 #endif
 }
@@ -234,7 +278,7 @@ template <int kD>
 __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_kernel(bf16* dq, const bf16* ds,
                                                                                    const bf16* k, int T, int NH,
                                                                                    int NKV, int qs, int ks,
-                                                                                   float scale) {
+                                                                                   float scale, float* dq_sums) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kTileBytes = wg::kTileBytesOf<kD>;
   extern __shared__ unsigned char smem_raw[];
@@ -278,16 +322,23 @@ __global__ void __launch_bounds__(kWgThreads) flash_backward_dq_from_ds_wgmma_ke
   }
   bf16* out = dq + Tiles<kD>::head_start(b, h, T, qs);
   const std::size_t row0 = static_cast<std::size_t>(qb) * kBlock + r0;
+  float dq_pairs[kD / 4];  // two-row sums of the stored values, for the column sums
 #pragma unroll
   for (int j = 0; j < kD / 8; ++j) {
     const int col = 8 * j + 2 * t;
-    *reinterpret_cast<__nv_bfloat162*>(out + row0 * qs + col) =
-        __floats2bfloat162_rn(dq_acc[4 * j] * scale, dq_acc[4 * j + 1] * scale);
-    *reinterpret_cast<__nv_bfloat162*>(out + (row0 + 8) * qs + col) =
-        __floats2bfloat162_rn(dq_acc[4 * j + 2] * scale, dq_acc[4 * j + 3] * scale);
+    const __nv_bfloat162 q0 = rounded(dq_acc[4 * j] * scale, dq_acc[4 * j + 1] * scale),
+                         q8 = rounded(dq_acc[4 * j + 2] * scale, dq_acc[4 * j + 3] * scale);
+    *reinterpret_cast<__nv_bfloat162*>(out + row0 * qs + col) = q0;
+    *reinterpret_cast<__nv_bfloat162*>(out + (row0 + 8) * qs + col) = q8;
+    two_row_sums(dq_pairs[2 * j], dq_pairs[2 * j + 1], q0, q8);
+  }
+  if (dq_sums != nullptr) {  // the dS^T tiles are free: the last block's closing barrier
+    const std::size_t sums_row =
+        (static_cast<std::size_t>(b) * (T / kBlock) + qb) * qs + static_cast<std::size_t>(h) * kD;
+    store_column_sums<kD>(dq_sums + sums_row, dq_pairs, reinterpret_cast<float*>(sds));
   }
 #else
-  (void)dq, (void)ds, (void)k, (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale;
+  (void)dq, (void)ds, (void)k, (void)T, (void)NH, (void)NKV, (void)qs, (void)ks, (void)scale, (void)dq_sums;
   __trap();  // not built for sm_90a: flash_wgmma_available() keeps the host from launching it
 #endif
 }
@@ -316,18 +367,18 @@ int flash_backward_wgmma_resources(FlashKernelResources* out) {
 template <int kD>
 void launch_flash_backward_wgmma(bf16* dq, bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v,
                                  const bf16* dy, const float* lse, const float* delta, const FlashShape& s, float scale,
-                                 cudaStream_t stream) {
+                                 const FlashColumnSums& sums, cudaStream_t stream) {
   require(flash_wgmma_available(), "flash attention: backward variant 3 needs an sm_90a build on an H100/H200");
   static const bool allowed = (allow_shared(flash_backward_dkdv_wgmma_kernel<kD>, kDkdvWgmmaShared<kD>),
                                allow_shared(flash_backward_dq_from_ds_wgmma_kernel<kD>, kDqWgmmaShared<kD>), true);
   (void)allowed;
   const int qs = static_cast<int>(s.q_row), ks = static_cast<int>(s.kv_row);
   flash_backward_dkdv_wgmma_kernel<kD><<<dim3(s.B * s.NKV, s.T / kBlock), kWgThreads, kDkdvWgmmaShared<kD>, stream>>>(
-      dk, dv, ds, q, k, v, dy, lse, delta, s.T, s.NH, s.NKV, qs, ks, scale, scale * kLog2e);
+      dk, dv, ds, q, k, v, dy, lse, delta, s.T, s.NH, s.NKV, qs, ks, scale, scale * kLog2e, sums.dk, sums.dv);
   check_launch("flash_attention_backward (dk, dv on wgmma)");
   const dim3 dq_grid(s.B * s.NH, s.T / kBlock);
   flash_backward_dq_from_ds_wgmma_kernel<kD><<<dq_grid, kWgThreads, kDqWgmmaShared<kD>, stream>>>(
-      dq, ds, k, s.T, s.NH, s.NKV, qs, ks, scale);
+      dq, ds, k, s.T, s.NH, s.NKV, qs, ks, scale, sums.dq);
   check_launch("flash_attention_backward (dq from ds on wgmma)");
 }
 
@@ -335,9 +386,9 @@ template int flash_backward_wgmma_resources<64>(FlashKernelResources*);
 template int flash_backward_wgmma_resources<128>(FlashKernelResources*);
 template void launch_flash_backward_wgmma<64>(bf16*, bf16*, bf16*, bf16*, const bf16*, const bf16*, const bf16*,
                                               const bf16*, const float*, const float*, const FlashShape&, float,
-                                              cudaStream_t);
+                                              const FlashColumnSums&, cudaStream_t);
 template void launch_flash_backward_wgmma<128>(bf16*, bf16*, bf16*, bf16*, const bf16*, const bf16*, const bf16*,
                                                const bf16*, const float*, const float*, const FlashShape&, float,
-                                               cudaStream_t);
+                                               const FlashColumnSums&, cudaStream_t);
 
 }  // namespace gpuaccept::train::flash

@@ -360,7 +360,7 @@ FlashKernelResources forward_resources(int forward_variant);
 // 128): whether this build and device can run them (flash_attention_backward_wgmma.cu), forward
 // variant 2 (flash_attention_forward_wgmma.cu), backward variant 3's two kernels
 // (flash_attention_backward_wgmma.cu: resources, 2 into out, and their launch after the delta
-// kernel, with variant 2's arguments and dS workspace).
+// kernel, with variant 2's arguments and dS workspace, and the column sums only they write).
 bool flash_wgmma_available();
 template <int kD>
 FlashKernelResources flash_forward_wgmma_resources();
@@ -372,6 +372,6 @@ int flash_backward_wgmma_resources(FlashKernelResources* out);
 template <int kD>
 void launch_flash_backward_wgmma(bf16* dq, bf16* dk, bf16* dv, bf16* ds, const bf16* q, const bf16* k, const bf16* v,
                                  const bf16* dy, const float* lse, const float* delta, const FlashShape& s, float scale,
-                                 cudaStream_t stream);
+                                 const FlashColumnSums& sums, cudaStream_t stream);
 
 }  // namespace gpuaccept::train::flash

@@ -3,6 +3,7 @@
 // fsdp-lora's memory plan counts and ddp allocates.
 #include <catch2/catch.hpp>
 
+#include "train/flash_attention_kernels.h"
 #include "train/flash_attention_shape.h"
 
 using namespace gpuaccept::train;
@@ -41,4 +42,9 @@ TEST_CASE("the dS workspace holds the causal half of (B, NH, T, T) in 64 x 64 ti
   CHECK(flash_backward_ds_workspace_elems(16, 1024, 12) * 2 == 213'909'504ull);
   // One tile: T = 64.
   CHECK(flash_backward_ds_workspace_elems(1, 64, 1) == 64 * 64);
+}
+
+TEST_CASE("only the wgmma backward (variant 3) sums dq, dk, dv's columns") {
+  CHECK(flash_backward_sums_columns(3));
+  for (int variant = 0; variant < 3; ++variant) CHECK_FALSE(flash_backward_sums_columns(variant));
 }

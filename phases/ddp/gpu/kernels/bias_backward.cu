@@ -72,4 +72,9 @@ void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t s
   check_launch("bias_backward");
 }
 
+void add_block_sums(float* dbias, const float* block_sums, int rows, int OC, cudaStream_t stream) {
+  require(rows >= 0 && OC >= 0, "add_block_sums: negative size");
+  add_column_sums({{dbias}, 1, OC}, block_sums, rows, stream);
+}
+
 }  // namespace gpuaccept::ddp::gpu
