@@ -52,28 +52,34 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_cached_kernel(bf16* logi
   const float row_max = block_max(m);
   const float shift = row_max * kLog2e;
 
+  // exp(x - M) once per logit: summed, and kept in place of the row (bf16) for the gradient.
+  bf16* e_row = reinterpret_cast<bf16*>(row);
   float sum = 0.f;
   for (int g = threadIdx.x; g < groups; g += blockDim.x) {
     float x[kGroup];
     load_bf16<kGroup>(x, row_bf16 + g * kGroup);
 #pragma unroll
-    for (int k = 0; k < kGroup; ++k)
-      if (g < full_groups || g * kGroup + k < V) sum += exp2f(fmaf(x[k], kLog2e, -shift));
+    for (int k = 0; k < kGroup; ++k) {
+      const bool real = g < full_groups || g * kGroup + k < V;
+      x[k] = real ? exp2f(fmaf(x[k], kLog2e, -shift)) : 0.f;
+      sum += x[k];
+    }
+    store_bf16<kGroup>(e_row + g * kGroup, x);
   }
   const float row_sum = block_sum(sum);
   if (threadIdx.x == 0) losses[blockIdx.x] = logf(row_sum) + row_max - x_target;
 
+  // dloss * softmax from the kept exponentials (one more bf16 rounding, 2^-9 relative, before
+  // the gradient's own); the target's, p - 1, from its logit in fp32, where the rounding of a p
+  // near 1 would be a large part of p - 1.
   const float scale = dloss / row_sum;
+  const float target_grad = exp2f(fmaf(x_target, kLog2e, -shift)) * scale - dloss;
   for (int g = threadIdx.x; g < groups; g += blockDim.x) {
-    float x[kGroup];
-    load_bf16<kGroup>(x, row_bf16 + g * kGroup);
+    float e[kGroup];
+    load_bf16<kGroup>(e, e_row + g * kGroup);
 #pragma unroll
-    for (int k = 0; k < kGroup; ++k) {
-      const int v = g * kGroup + k;
-      const float p = exp2f(fmaf(x[k], kLog2e, -shift)) * scale;  // dloss * softmax
-      x[k] = v < V ? p - (v == target ? dloss : 0.f) : 0.f;
-    }
-    store_bf16<kGroup>(x_row + g * kGroup, x);
+    for (int k = 0; k < kGroup; ++k) e[k] = g * kGroup + k == target ? target_grad : e[k] * scale;
+    store_bf16<kGroup>(x_row + g * kGroup, e);
   }
 }
 
