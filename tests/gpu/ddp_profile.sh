@@ -45,8 +45,9 @@ for k in "${kv[@]}"; do echo "  ${k%%=*}: ${k#*=}" >>"$cfg"; done
 ranks=${RANKS:-1}
 tag=${TAG:-ddp}
 # The phase's window: whole steps, from one cross-entropy launch (one a step: micro-batch 1) to
-# the last, which is left out with what follows training (the weights' checks).
-export KERNEL_PROFILE_STEP=cross_entropy_kernel
+# the last, which is left out with what follows training (the weights' checks). Either of its
+# kernels: cross_entropy_cached_kernel or cross_entropy_two_pass_kernel.
+export KERNEL_PROFILE_STEP=cross_entropy_
 
 echo "=== gpuaccept-ddp on $ranks GPU(s)${DDP_KEYS:+ ($DDP_KEYS)}, kernels of the last $window s"
 if [ "$ranks" -eq 1 ]; then

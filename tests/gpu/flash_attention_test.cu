@@ -12,7 +12,8 @@
 //                                      stored; deterministic and the same in both layouts too
 // and "flash info timing ..." lines (not checks): forward and backward ms, TFLOP/s and each
 // kernel's registers, shared memory and CTAs per SM, at ddp's shape (B 16, T 1024, 12 heads of
-// 64, packed) and fsdp-lora's (B 2, T 4096, 28/4 heads of 128). Exit status 1 if any check fails.
+// 64, packed, with the column sums) and fsdp-lora's (B 2, T 4096, 28/4 heads of 128, without).
+// Exit status 1 if any check fails.
 //   build/bin/flash-attention-tests           (needs a GPU; ~15 s on an H100, mostly the float64 loop)
 //   build/bin/flash-attention-tests --no-timing
 #include <cuda_bf16.h>
