@@ -7,7 +7,9 @@
 // L1/shared throughput, tensor pipe 34%) because every operand
 // passes through ldmatrix; wgmma reads its shared-memory operands itself, and its accumulators
 // stay in the registers the next product reads. 1.44 ms against 2.71 at the 7B shape on an
-// H100 (docs/performance.md, "The attention on Hopper's wgmma").
+// H100 (docs/performance.md, "The attention on Hopper's wgmma"). Both kernels can also sum the
+// columns of what they store by blocks of 64 positions (store_column_sums below;
+// FlashColumnSums in train/flash_attention_kernels.h): ddp's qkv bias gradient.
 //
 // dK/dV:
 //   per (b, kv head, block of 64 keys), one warpgroup, over the query blocks at or after its own
