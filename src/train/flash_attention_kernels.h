@@ -55,9 +55,10 @@ void flash_attention_forward(bf16* y, float* lse, const bf16* q, const bf16* k, 
 // ds_workspace (16-byte aligned) is needed where flash_backward_stores_ds.
 //
 // Column sums: where flash_backward_sums_columns(variant) (3), the kernels can also write the
-// sums of dq, dk and dv over each block of 64 positions, of the values stored (bf16), into
-// fp32 rows laid out like theirs: dq's block sums at dq_sums[(b T/64 + block) q_row + h HD + c],
-// dk's and dv's likewise with kv_row (B T/64 rows each). Summed over the rows, they are the
+// sums of dq, dk and dv over each block of kFlashBlock (64) positions, of the values stored
+// (bf16), into fp32 rows laid out like theirs: dq's block sums at
+// dq_sums[(b T/64 + block) q_row + h HD + c], dk's and dv's likewise with kv_row (B T/64 rows
+// each). Summed over the rows, they are the
 // bias gradient of the projection that made q, k and v, without another pass over dq, dk, dv
 // (ddp's qkv projection: with the packed layout one buffer of 3C columns holds all three, at
 // dq_sums = S, dk_sums = S + C, dv_sums = S + 2C). In a fixed order: the same bits every run.

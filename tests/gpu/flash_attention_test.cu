@@ -156,7 +156,7 @@ class Run {
     dk_sums_ = DeviceBuffer<float>(blocks * shape_.kv_row);
     dv_sums_ = DeviceBuffer<float>(blocks * shape_.kv_row);
   }
-  static constexpr int kSumBlock = 64;
+  static constexpr int kSumBlock = tr::kFlashBlock;  // positions a row of column sums covers
   void forward(Variants v, cudaStream_t st) {
     tr::flash_attention_forward(y_.get(), lse_.get(), q_, k_, v_, shape_, st, v.fwd);
   }

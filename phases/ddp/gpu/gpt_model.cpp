@@ -37,7 +37,6 @@ std::vector<float> to_padded_master(const GptConfig& config, std::span<const dou
 namespace {
 
 std::size_t sz(long long v) { return static_cast<std::size_t>(v); }
-constexpr int kFlashSumBlock = 64;  // positions a row of train::FlashColumnSums sums
 
 const GptConfig& checked(const GptConfig& c, int B, int T) {
   validate(c);
@@ -81,7 +80,7 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
     if (train::flash_backward_stores_ds(flash_backward_variant_))
       flash_ds_ = DeviceBuffer<bf16>(train::flash_backward_ds_workspace_elems(B, T, static_cast<int>(NH)));
     if (train::flash_backward_sums_columns(flash_backward_variant_))
-      qkv_block_sums_ = DeviceBuffer<float>(sz(B * (T / kFlashSumBlock) * 3 * C));
+      qkv_block_sums_ = DeviceBuffer<float>(sz(B * (T / train::kFlashBlock) * 3 * C));
   } else {
     att_ = DeviceBuffer<bf16>(sz(L * BHTT));
     scores_ = DeviceBuffer<bf16>(sz(BHTT));
@@ -378,7 +377,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     // qkv_ now holds dqkv (B, T, 3C)
     matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
     if (flash_ && qkv_block_sums_.get())
-      add_block_sums(g(Param::qkvb, l), qkv_block_sums_.get(), B * (T / kFlashSumBlock), 3 * C, s);
+      add_block_sums(g(Param::qkvb, l), qkv_block_sums_.get(), B * (T / train::kFlashBlock), 3 * C, s);
     else
       bias_backward(g(Param::qkvb, l), qkv_.get(), N, 3 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), qkv_.get(), p(Param::qkvw, l), N, C, 3 * C, s);

@@ -129,12 +129,12 @@ void clip_scale(float* scale, float* norm, const float* sumsq, float max_norm, c
 }
 
 void DecaySpans::add(std::size_t span_end, bool decay) {
+  require(count == 0 || span_end >= end[count - 1], "DecaySpans: spans out of order");
   if (count > 0 && decays[count - 1] == decay) {
     end[count - 1] = span_end;
     return;
   }
   require(count < kMaxDecaySpans, "DecaySpans: more spans than kMaxDecaySpans");
-  require(count == 0 || span_end >= end[count - 1], "DecaySpans: spans out of order");
   end[count] = span_end;
   decays[count] = decay;
   ++count;
@@ -148,10 +148,8 @@ void adamw_update(float* master, bf16* params, float* m, float* v, const float* 
   const float bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.t));
   const float bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.t));
   const AdamWArgs args{1.f, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, bias_correction1, bias_correction2};
-  const auto aligned = [](const void* p, std::uintptr_t bytes) {
-    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
-  };
-  if (aligned(master, 16) && aligned(m, 16) && aligned(v, 16) && aligned(grad, 16) && aligned(params, 8))
+  const bool params8 = reinterpret_cast<std::uintptr_t>(params) % 8 == 0;  // four bf16 a store
+  if (aligned16(master) && aligned16(m) && aligned16(v) && aligned16(grad) && params8)
     adamw_kernel<true><<<grid_for((n + 3) / 4, kAdamBlock), kAdamBlock, 0, stream>>>(master, params, m, v, grad,
                                                                                      grad_scale, n, args, spans);
   else

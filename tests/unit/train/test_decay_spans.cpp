@@ -37,4 +37,6 @@ TEST_CASE("more spans than the kernel walks, or spans out of order, are refused"
   DecaySpans backwards;
   backwards.add(10, true);
   CHECK_THROWS_AS(backwards.add(5, false), std::invalid_argument);
+  CHECK_THROWS_AS(backwards.add(5, true), std::invalid_argument);  // a merge would shrink the span
+  CHECK(backwards.end[0] == 10);
 }

@@ -15,6 +15,9 @@ namespace {
 constexpr float kEps = 1e-5f;
 constexpr int kForwardBlock = 256;       // 8 rows per block
 constexpr int kBackwardBlock = 256;      // 8 warps, each with its own dweight/dbias partials
+// The backward grids are sized for an H100's or H200's 132 SMs whatever the device: the grid
+// sets the sums' grouping, so the same bits on every GPU (replicas compare hashes).
+constexpr int kGridSms = 132;
 
 // mean = sum(x)/C, var = sum((x-mean)^2)/C (two passes: no cancellation), then
 // out = (x - mean) * rstd * weight + bias.
@@ -255,9 +258,9 @@ bool use_vectors(int C, std::initializer_list<const void*> pointers) {
 // is the same on every GPU (replicas compare hashes).
 int backward_blocks(int N, std::size_t shared) {
   constexpr std::size_t kSmShared = 228 * 1024, kReserved = 1024;
-  constexpr int kSms = 132, kMaxPerSm = 4;
+  constexpr int kMaxPerSm = 4;
   const int per_sm = std::clamp(static_cast<int>(kSmShared / (shared + kReserved)), 1, kMaxPerSm);
-  return std::min(ceil_div(N, kBackwardBlock / kWarp), per_sm * kSms);
+  return std::min(ceil_div(N, kBackwardBlock / kWarp), per_sm * kGridSms);
 }
 
 // The register kernel's launch: a grid of as many blocks as an H100's 132 SMs hold at once
@@ -265,8 +268,7 @@ int backward_blocks(int N, std::size_t shared) {
 template <int kGroups, int kParts>
 void launch_backward_rows(bf16* dinp, const ColumnSumParts& sums, const bf16* dout, const bf16* inp,
                           const bf16* weight, const float* mean, const float* rstd, int N, int C, cudaStream_t stream) {
-  constexpr int kSms = 132;
-  const int blocks = std::min(ceil_div(N, kRowsBlock / kWarp), kSms * rows_blocks_per_sm(kGroups));
+  const int blocks = std::min(ceil_div(N, kRowsBlock / kWarp), kGridSms * rows_blocks_per_sm(kGroups));
   auto* block_partials =
       static_cast<float*>(reduction_scratch(static_cast<std::size_t>(blocks) * kParts * C * sizeof(float)));
   layernorm_backward_rows_kernel<kGroups, kParts>
