@@ -71,8 +71,14 @@ Matmul::Plan* Matmul::plan(const GemmShape& s) {
   pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align);
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int returned = 0;
-  GPUACCEPT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref,
-                                                        kCandidates, results, &returned));
+  // A combination this cuBLASLt does not offer (an epilogue with that bias type, say) is
+  // refused as unsupported or invalid: no algorithm, which supports() reports; other errors throw.
+  const cublasStatus_t heuristic = cublasLtMatmulAlgoGetHeuristic(handle_, p->desc, *p->a, *p->b, *p->d, *p->d, pref,
+                                                                   kCandidates, results, &returned);
+  if (heuristic == CUBLAS_STATUS_NOT_SUPPORTED || heuristic == CUBLAS_STATUS_INVALID_VALUE)
+    returned = 0;
+  else
+    GPUACCEPT_CUBLAS_CHECK(heuristic);
   for (int i = 0; i < returned; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
     if (s.sm_target > 0) {
