@@ -193,7 +193,8 @@ void write_ddp(const fs::path& dir) {
     double rate;
   } scales[] = {{"single_gpu", 1, 392000}, {"node", 4, 384000}, {"all", 8, 375000}};
   for (const auto& sc : scales) {
-    const Params p{{"gpus", std::to_string(sc.gpus)}, {"scale", sc.scale}};
+    const Params p{{"gpus", std::to_string(sc.gpus)}, {"scale", sc.scale}, {"model", "gpt2_124m"},
+                   {"micro_batch", "16"}, {"seq_len", "1024"}};
     f.records.push_back(record("ddp", "", -1, "throughput", "tokens_per_s_per_gpu", sc.rate, "tokens/s", p));
     if (sc.gpus > 1) {
       const Params s{{"from", "single_gpu"}, {"to", sc.scale}, {"gpus", std::to_string(sc.gpus)}};

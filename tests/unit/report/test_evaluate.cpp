@@ -278,3 +278,48 @@ TEST_CASE("a node's or the job's floor holds only where every GPU it covers meet
   cap.max = 100;
   CHECK(evaluate(set_of(cap), {node}, GpuFactsIndex{})[0].outcome == RuleOutcome::Fail);
 }
+
+namespace {
+
+// Rank 0's record of ddp's tokens/s per GPU at the `all` scale, as phases/ddp/run_summary.cpp writes it.
+Record ddp_tokens(int gpus, double value, const std::string& model = "gpt2_124m") {
+  Record r;
+  r.phase = "ddp";
+  r.rank = -1;
+  r.test = "throughput";
+  r.metric = "tokens_per_s_per_gpu";
+  r.value = value;
+  r.unit = "tokens/s";
+  r.params = {{"scale", "all"}, {"gpus", std::to_string(gpus)}, {"model", model}, {"micro_batch", "16"}, {"seq_len", "1024"}};
+  return r;
+}
+
+// The verdicts of rule `name` on a record (NoData verdicts, which have none, left out).
+std::vector<RuleVerdict> judged_by(const std::vector<RuleVerdict>& vs, const std::string& name) {
+  std::vector<RuleVerdict> out;
+  for (const RuleVerdict& v : vs)
+    if (v.rule.name == name && v.record) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped H200 floors judge ddp's GPT-2 124M at its shape and leave another model alone", "[evaluate]") {
+  const ThresholdSet h200 = ThresholdSet::load(std::string(GPUACCEPT_THRESHOLDS_SOURCE_DIR) + "/h200-141gb.yaml");
+  const GpuFactsIndex gpus = node_of_8(700);
+  // One H200 alone: 90% of 567.0k, the slowest of six healthy runs (the rule's basis).
+  auto one = judged_by(evaluate(h200, {ddp_tokens(1, 510300)}, gpus), "ddp_tokens_per_gpu_1gpu");
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].outcome == RuleOutcome::Pass);
+  one = judged_by(evaluate(h200, {ddp_tokens(1, 497900)}, gpus), "ddp_tokens_per_gpu_1gpu");  // the old floor's basis
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].outcome == RuleOutcome::Warn);
+  CHECK_THAT(one[0].message, Catch::Contains("90% of 567.0k tokens/s"));
+  // Two and four H200s, each side of its floor.
+  CHECK(judged_by(evaluate(h200, {ddp_tokens(2, 492400)}, gpus), "ddp_tokens_per_gpu_2gpu")[0].outcome == RuleOutcome::Pass);
+  CHECK(judged_by(evaluate(h200, {ddp_tokens(2, 492300)}, gpus), "ddp_tokens_per_gpu_2gpu")[0].outcome == RuleOutcome::Warn);
+  CHECK(judged_by(evaluate(h200, {ddp_tokens(4, 495200)}, gpus), "ddp_tokens_per_gpu_4gpu")[0].outcome == RuleOutcome::Pass);
+  CHECK(judged_by(evaluate(h200, {ddp_tokens(4, 495100)}, gpus), "ddp_tokens_per_gpu_4gpu")[0].outcome == RuleOutcome::Warn);
+  // A larger model is slower by nature: no floor of GPT-2 124M's judges it.
+  CHECK(judged_by(evaluate(h200, {ddp_tokens(1, 200000, "gpt2_350m")}, gpus), "ddp_tokens_per_gpu_1gpu").empty());
+}
