@@ -17,27 +17,9 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    const auto e_ = (x);                                                                 \
-    if (e_ != 0) {                                                                       \
-      std::printf("%s failed: %d (epilogue_probe.cu:%d)\n", #x, static_cast<int>(e_), __LINE__); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "probe_check.cuh"
 
 namespace {
-
-__global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed, float scale) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = __float2bfloat16(((h & 0xffff) / 65535.0f * 2.f - 1.f) * scale);
-  }
-}
 
 struct Case {
   const char* name;
