@@ -51,4 +51,34 @@ inline constexpr int NVML_TEMPERATURE_GPU = 0;
 inline constexpr int NVML_CLOCK_SM = 1;
 inline constexpr int NVML_CLOCK_MEM = 2;
 
+// One value of nvmlDeviceGetFieldValues: the memory's temperature (field 82) has no call of its own.
+inline constexpr unsigned NVML_FI_DEV_MEMORY_TEMP = 82;
+enum nvmlValueType_t {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+union nvmlValue_t {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  long long sllVal;
+  unsigned short usVal;
+};
+struct nvmlFieldValue_t {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+};
+
 }  // namespace gpuaccept::nvml_api

@@ -123,6 +123,34 @@ std::optional<unsigned> NvmlHealth::slowdown_temperature_c(Device d) const {
   return std::nullopt;
 }
 
+std::optional<unsigned> field_value_unsigned(const nvmlFieldValue_t& v) {
+  if (v.nvmlReturn != NVML_SUCCESS) return std::nullopt;
+  switch (v.valueType) {
+    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+      if (v.value.ulVal <= 0xffffffffu) return static_cast<unsigned>(v.value.ulVal);
+      return std::nullopt;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      if (v.value.ullVal <= 0xffffffffu) return static_cast<unsigned>(v.value.ullVal);
+      return std::nullopt;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+      if (v.value.siVal >= 0) return static_cast<unsigned>(v.value.siVal);
+      return std::nullopt;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      if (v.value.sllVal >= 0 && v.value.sllVal <= 0xffffffffLL) return static_cast<unsigned>(v.value.sllVal);
+      return std::nullopt;
+    default: return std::nullopt;  // a double (or a type newer than this list) is not a count
+  }
+}
+
+std::optional<unsigned> NvmlHealth::memory_temperature_c(Device d) const {
+  nvmlFieldValue_t v{};
+  v.fieldId = NVML_FI_DEV_MEMORY_TEMP;
+  if (!ok("nvmlDeviceGetFieldValues", d, 1, &v)) return std::nullopt;
+  return field_value_unsigned(v);
+}
+
 std::optional<unsigned> NvmlHealth::power_mw(Device d) const {
   unsigned p = 0;
   if (ok("nvmlDeviceGetPowerUsage", d, &p)) return p;
@@ -178,7 +206,8 @@ std::vector<NvLinkStatus> NvmlHealth::nvlinks(Device d) const {
 }
 
 GpuSample NvmlHealth::sample(Device d) const {
-  return {temperature_c(d), clock_mhz(d, NVML_CLOCK_SM), clock_mhz(d, NVML_CLOCK_MEM), power_mw(d), clock_events(d)};
+  return {temperature_c(d), clock_mhz(d, NVML_CLOCK_SM), clock_mhz(d, NVML_CLOCK_MEM), power_mw(d), clock_events(d),
+          memory_temperature_c(d)};
 }
 
 }  // namespace gpuaccept

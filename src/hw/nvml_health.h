@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/nvml.h"
+#include "hw/nvml_api.h"
 
 namespace gpuaccept {
 
@@ -55,10 +56,15 @@ struct NvLinkStatus {
   std::array<std::optional<unsigned long long>, kNvLinkErrorCounters> errors{};
 };
 
+// A field value (nvmlDeviceGetFieldValues) as a count or a temperature: nullopt where NVML
+// reports an error for it, or a negative or non-integral type it should not have.
+std::optional<unsigned> field_value_unsigned(const nvml_api::nvmlFieldValue_t& v);
+
 // A snapshot of what changes under load, for sampling during a benchmark.
 struct GpuSample {
   std::optional<unsigned> temperature_c, sm_clock_mhz, mem_clock_mhz, power_mw;
   std::optional<std::uint64_t> clock_events;
+  std::optional<unsigned> memory_temperature_c;  // HBM's sensor, where the GPU has one
 };
 
 class NvmlHealth {
@@ -72,6 +78,9 @@ class NvmlHealth {
   std::optional<std::uint64_t> clock_events(Device d) const;
   std::optional<unsigned> temperature_c(Device d) const;
   std::optional<unsigned> slowdown_temperature_c(Device d) const;
+  // The memory's own sensor (H100, H200: HBM), which can hold the clocks down for heat while the
+  // GPU's core reads well below its slowdown threshold.
+  std::optional<unsigned> memory_temperature_c(Device d) const;
   std::optional<unsigned> power_mw(Device d) const;
   std::optional<unsigned> power_limit_mw(Device d) const;
   std::optional<unsigned> clock_mhz(Device d, int clock_type) const;  // nvml_api::NVML_CLOCK_SM/MEM

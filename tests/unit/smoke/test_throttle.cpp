@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cstddef>
+
 #include "hw/nvml_health.h"
 
 using namespace gpuaccept;
@@ -20,4 +22,42 @@ TEST_CASE("only protective slowdowns are faults", "[smoke][nvml]") {
   CHECK(clock_event_fault_bits(0x40) == 0x40);  // hw_thermal_slowdown
   CHECK(clock_event_fault_bits(0x80) == 0x80);  // hw_power_brake_slowdown
   CHECK(clock_event_fault_bits(0x1 | 0x40) == 0x40);
+}
+
+TEST_CASE("a field value reads as a temperature only when NVML returned one", "[smoke][nvml]") {
+  using namespace gpuaccept::nvml_api;
+  nvmlFieldValue_t v{};
+  v.fieldId = NVML_FI_DEV_MEMORY_TEMP;
+  v.nvmlReturn = NVML_SUCCESS;
+  v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+  v.value.uiVal = 86;
+  CHECK(field_value_unsigned(v) == 86u);
+  v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+  v.value.ullVal = 87;
+  CHECK(field_value_unsigned(v) == 87u);
+  v.value.ullVal = 1ull << 40;  // not a temperature: out of range
+  CHECK_FALSE(field_value_unsigned(v).has_value());
+  v.valueType = NVML_VALUE_TYPE_SIGNED_INT;
+  v.value.siVal = -5;  // a negative count is an error, not a value
+  CHECK_FALSE(field_value_unsigned(v).has_value());
+  v.value.siVal = 40;
+  CHECK(field_value_unsigned(v) == 40u);
+  v.valueType = NVML_VALUE_TYPE_DOUBLE;
+  v.value.dVal = 86.0;
+  CHECK_FALSE(field_value_unsigned(v).has_value());
+  // The GPU has no memory sensor (or the driver no such field): the value is undefined.
+  v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+  v.value.uiVal = 86;
+  v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+  CHECK_FALSE(field_value_unsigned(v).has_value());
+}
+
+TEST_CASE("the field value's layout is nvml.h's", "[smoke][nvml]") {
+  // nvmlDeviceGetFieldValues writes into an array of these: a wrong size or offset would read
+  // another field's bytes (nvml.h, NVML API v12: 40 bytes, the value last at 32).
+  using gpuaccept::nvml_api::nvmlFieldValue_t;
+  CHECK(sizeof(nvmlFieldValue_t) == 40);
+  CHECK(offsetof(nvmlFieldValue_t, valueType) == 24);
+  CHECK(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
+  CHECK(offsetof(nvmlFieldValue_t, value) == 32);
 }
