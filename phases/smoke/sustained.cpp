@@ -9,6 +9,7 @@
 
 #include "common/progress.h"
 #include "cuda/timing.h"
+#include "hw/clock_event_tally.h"
 #include "hw/nvml_health.h"
 #include "smoke/gemm_bench.h"
 #include "smoke/kernels.h"
@@ -21,7 +22,7 @@ namespace {
 struct Watch {  // what NVML showed while the load ran
   int samples = 0;
   std::optional<unsigned> max_temp, max_memory_temp, min_sm_clock, max_sm_clock, max_power_mw;
-  std::uint64_t events = 0;  // every clock-event reason seen
+  ClockEventTally events;  // the clock-event reasons, counted by the samples that held them
   void add(const GpuSample& s) {
     ++samples;
     if (s.temperature_c) max_temp = std::max(max_temp.value_or(0), *s.temperature_c);
@@ -31,7 +32,7 @@ struct Watch {  // what NVML showed while the load ran
       max_sm_clock = std::max(max_sm_clock.value_or(0), *s.sm_clock_mhz);
     }
     if (s.power_mw) max_power_mw = std::max(max_power_mw.value_or(0), *s.power_mw);
-    if (s.clock_events) events |= *s.clock_events;
+    if (s.clock_events) events.add(*s.clock_events);
   }
   // "hottest 70 C (memory 86 C)": both sensors, for a thermal slowdown the core's reading does
   // not explain (an H200 on 2026-11-28 slowed for heat at a core 19 C under its threshold).
@@ -184,14 +185,13 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
 
   Record thr = base("throttle", "count");
   if (watch.samples > 0) {
-    const std::uint64_t faults = clock_event_fault_bits(watch.events);
+    const std::uint64_t faults = clock_event_fault_bits(watch.events.seen());
     thr.value = static_cast<double>(clock_event_names(faults).size());
-    thr.params["bits"] = fmt::format("{:#x}", watch.events);
+    thr.params["bits"] = fmt::format("{:#x}", watch.events.seen());
     thr.status = faults ? Status::Fail : Status::Pass;
     thr.message = faults ? fmt::format("clocks held down under load by {} (all reasons seen: {}); {}",
-                                       describe_clock_events(faults), describe_clock_events(watch.events),
-                                       watch.hottest())
-                         : fmt::format("clock event reasons seen under load: {}", describe_clock_events(watch.events));
+                                       watch.events.describe(faults), watch.events.describe(), watch.hottest())
+                         : fmt::format("clock event reasons seen under load: {}", watch.events.describe());
   } else {
     thr.status = Status::Skip;
     thr.message = no_nvml;

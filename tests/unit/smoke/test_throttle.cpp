@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
+#include "hw/clock_event_tally.h"
 #include "hw/nvml_health.h"
 
 using namespace gpuaccept;
@@ -60,4 +62,23 @@ TEST_CASE("the field value's layout is nvml.h's", "[smoke][nvml]") {
   CHECK(offsetof(nvmlFieldValue_t, valueType) == 24);
   CHECK(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
   CHECK(offsetof(nvmlFieldValue_t, value) == 32);
+}
+
+TEST_CASE("the tally counts each reason by the samples that held it", "[smoke][nvml]") {
+  ClockEventTally t;
+  CHECK(t.describe() == "none");
+  for (int i = 0; i < 198; ++i) t.add(0x4);  // at the power limit: expected under full load
+  t.add(0x4 | 0x8);                           // hw_slowdown in one sample
+  t.add(0x4 | 0x8 | 0x40);                    // and with hw_thermal_slowdown in another
+  CHECK(t.samples() == 200);
+  CHECK(t.seen() == (0x4 | 0x8 | 0x40));
+  CHECK(t.count(0x4) == 200);
+  CHECK(t.count(0x8) == 2);
+  CHECK(t.count(0x40) == 1);
+  CHECK(t.count(0x8 | 0x40) == 0);  // one bit at a time
+  CHECK(t.describe() == "sw_power_cap in 200, hw_slowdown in 2, hw_thermal_slowdown in 1 of 200 samples");
+  CHECK(t.describe(clock_event_fault_bits(t.seen())) == "hw_slowdown in 2, hw_thermal_slowdown in 1 of 200 samples");
+  CHECK(t.describe(0x1) == "none");  // idle was never seen
+  t.add(std::uint64_t{1} << 40);     // a reason newer than the table: its bit, counted
+  CHECK(t.describe(std::uint64_t{1} << 40) == "0x10000000000 in 1 of 201 samples");
 }
