@@ -15,8 +15,9 @@ class ClockEventTally {
   int samples() const { return samples_; }
   std::uint64_t seen() const { return seen_; }  // every reason set in at least one sample
   int count(std::uint64_t bit) const;           // samples with this one bit set
-  // The reasons of `mask` that were seen, with their counts, known names first in NVML's order:
-  // "hw_slowdown in 37, hw_thermal_slowdown in 40 of 200 samples"; "none" where none was seen.
+  // The reasons of `mask` that were seen, with their counts, in the order of their bits (NVML's
+  // table; a bit newer than it by its value): "hw_slowdown in 37, hw_thermal_slowdown in 40 of
+  // 200 samples"; "none" where none was seen.
   std::string describe(std::uint64_t mask = ~std::uint64_t{0}) const;
 
  private:
