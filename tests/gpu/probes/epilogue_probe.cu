@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "probe_check.cuh"
+#include "probe_common.cuh"
 
 namespace {
 
@@ -82,25 +82,10 @@ int main(int argc, char** argv) {
       const float alpha = 1, beta = 0;
       auto run = [&] { return cublasLtMatmul(h, desc, &alpha, w, la, dout, lb, &beta, d, ld, d, ld, &results[i].algo, ws, wsb, 0); };
       if (run() != CUBLAS_STATUS_SUCCESS) continue;
-      cudaEvent_t e0, e1;
-      CK(cudaEventCreate(&e0));
-      CK(cudaEventCreate(&e1));
-      std::vector<float> t;
-      for (int r = 0; r < 20; ++r) {
-        CK(cudaEventRecord(e0));
-        CK(run());
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms);
-      }
-      std::sort(t.begin(), t.end());
-      std::printf("  candidate %d: %.1f us (%.0f TFLOP/s), workspace %zu bytes\n", i, t[10] * 1e3, flop / (t[10] * 1e-3) / 1e12,
-                  results[i].workspaceSize);
-      if (best < 0 || t[10] < best_ms) best_ms = t[10], best = i;
-      CK(cudaEventDestroy(e0));
-      CK(cudaEventDestroy(e1));
+      const float median = median_ms(run, 20);
+      std::printf("  candidate %d: %.1f us (%.0f TFLOP/s), workspace %zu bytes\n", i, median * 1e3,
+                  flop / (median * 1e-3) / 1e12, results[i].workspaceSize);
+      if (best < 0 || median < best_ms) best_ms = median, best = i;
     }
     if (best >= 0 && c.epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD && c.bias_type == CUDA_R_32F) {
       // The fastest candidate once more, its bias gradient against the sums of its own D.

@@ -30,7 +30,7 @@
 #include <cstring>
 #include <vector>
 
-#include "probe_check.cuh"
+#include "probe_common.cuh"
 
 namespace {
 
@@ -104,23 +104,7 @@ struct Problem {
       cudaGetLastError();
       return -1;
     }
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int r = 0; r < reps; ++r) {
-      CK(cudaEventRecord(e0));
-      CK(run(algo, buf->d));
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return median_ms([&] { return run(algo, buf->d); }, reps);
   }
 };
 
