@@ -6,22 +6,29 @@
 # Each round runs A, then B (GPT-2 124M, micro-batch 16, seq 1024, STEPS [40] steps, the
 # median of those after the first 10; no gradient check, equivalence or scaling runs) and
 # prints both throughput lines; then each build's median over the rounds.
+# A_YAML / B_YAML: lines added under `ddp:` for that side only, so one build can be compared
+# with itself under two settings, e.g.
+#   A_YAML='  matmul_search: false' tests/gpu/ddp_ab.sh .gpu-carry/bin/gpuaccept-ddp .gpu-carry/bin/gpuaccept-ddp 3
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
 a=$1 b=$2 rounds=${3:-3}
 OUT=${OUT:-$(mktemp -d -p /var/tmp)}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
-cfg=$OUT/ddp-ab.yaml
-printf 'ddp:\n  steps: %d\n  timing_skip: 10\n  equivalence_steps: 0\n  scaling_steps: 0\n  gradient_check: false\n' \
-  "${STEPS:-40}" >"$cfg"
+for side in A B; do
+  printf 'ddp:\n  steps: %d\n  timing_skip: 10\n  equivalence_steps: 0\n  scaling_steps: 0\n  gradient_check: false\n' \
+    "${STEPS:-40}" >"$OUT/ddp-ab-$side.yaml"
+  extra=A_YAML
+  [ "$side" = B ] && extra=B_YAML
+  [ -n "${!extra:-}" ] && printf '%s\n' "${!extra}" >>"$OUT/ddp-ab-$side.yaml"
+done
 declare -A seen
 for r in $(seq 1 "$rounds"); do
   for side in A B; do
     bin=$a
     [ "$side" = B ] && bin=$b
     log=$OUT/ddp-ab-$side-$r.log
-    timeout --kill-after=10 300 "$bin" --config "$cfg" --results "$OUT/results" --run-id "ab-$side-$r" >"$log" 2>&1
+    timeout --kill-after=10 300 "$bin" --config "$OUT/ddp-ab-$side.yaml" --results "$OUT/results" --run-id "ab-$side-$r" >"$log" 2>&1
     line=$(grep -o 'ddp: all: [0-9]* tokens/s per GPU.*' "$log" | head -n1)
     echo "round $r $side ($bin): ${line:-no throughput line, see $log}"
     tps=$(sed -n 's/^ddp: all: \([0-9]*\) tokens.*/\1/p' <<<"$line")
