@@ -15,6 +15,7 @@
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/run_summary.h"
 #include "ddp/trainer.h"
+#include "hw/nvml.h"
 #include "cuda/rank_info.h"
 #include "cuda/rank_runtime.h"
 #include "train/checkpoint_drill.h"
@@ -213,7 +214,9 @@ void DdpPhase::train(const train::TokenSource& data) {
               config_.grad_reduce,
               config_.comm_sms > 0 ? fmt::format(", {} SMs left to NCCL beside the backward pass", config_.comm_sms) : "");
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
-    trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro);
+    // Sampled over the timed steps: the clocks each figure ran at (none without NVML).
+    const std::optional<Nvml::Device> nvml_gpu = Nvml::instance().device_by_pci_bus_id(device_.pci_bus_id);
+    trainer = std::make_unique<Trainer>(*model, config_, data, *rt, std::move(init), max_micro, nvml_gpu);
     trainer_ = trainer.get();
     RunSummary summary(ctx_, config_, *model, device_, data.loss_floor());
     if (W > 1 && config_.all_reduce == "copy_engine") map_gradient_buckets(*trainer, *rt);

@@ -69,6 +69,11 @@ void RunSummary::record_scale(const TrainRun& run) {
   Record& mine = out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);
   mine.gpu_index = device_.node_index;
   mine.gpu_uuid = device_.uuid;
+  // The clocks and power it ran at: at a power cap, what sets a GPU's figure (not judged here:
+  // smoke judges the clock-event reasons under its own load).
+  const std::string gpu_seen = train::timed_gpu_note(
+      run.gpu, run.steps.size() - std::min<std::size_t>(run.steps.size(), config_.timing_skip));
+  mine.message = gpu_seen;
 
   const auto rates = gather_doubles(world, {rate});
   if (world.rank() != 0) return;
@@ -94,6 +99,7 @@ void RunSummary::record_scale(const TrainRun& run) {
             "exposed communication {:.1f} + optimizer {:.1f}; {:.1f} ms a step on the host's clock",
             run.label, per_gpu, sum, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms,
             m.wall_ms);
+  log_rank0("ddp: {}: rank 0's GPU: {}", run.label, gpu_seen);
 }
 
 void RunSummary::record_replicas(const std::vector<float>& weights) {

@@ -11,6 +11,7 @@
 #include "common/progress.h"
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
+#include "hw/nvml_sampler.h"
 #include "train/arrival_progress.h"
 
 namespace gpuaccept::ddp {
@@ -26,13 +27,14 @@ bool decays(const ParamTensor& t) { return t.shape.size() - (t.per_layer ? 1 : 0
 }  // namespace
 
 Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::TokenSource& data,
-                 RankRuntime& runtime, std::vector<float> init, int max_micro)
+                 RankRuntime& runtime, std::vector<float> init, int max_micro, std::optional<Nvml::Device> nvml_gpu)
     : model_(model),
       config_(config),
       data_(data),
       runtime_(runtime),
       init_(std::move(init)),
       max_micro_(max_micro),
+      nvml_gpu_(nvml_gpu),
       sync_(plan_grad_buckets(model.layout(), model.config().layers,
                               static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
             model.grads(), model.num_params(),
@@ -91,11 +93,18 @@ TrainRun Trainer::run(const TrainSpec& spec) {
   Progress progress(spec.steps - spec.first_step + 1);
   const double tokens = static_cast<double>(model_.tokens_per_micro_batch()) * spec.shards.size();
   stage(spec, spec.first_step);
+  // What the GPU ran at over the steps timed (those after timing_skip), and only while they
+  // ran: a checkpoint written between steps leaves the GPU idle, and an idle second lets an
+  // H200 at its power cap run the next steps 10% faster (hw/gpu_sample_summary.h).
+  std::optional<NvmlSampler> sampler;
+  if (nvml_gpu_) sampler.emplace(*nvml_gpu_, std::chrono::milliseconds(25));
   for (int s = spec.first_step; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("ddp {} step {}", spec.label, s));
     const auto started = std::chrono::steady_clock::now();
+    if (sampler && s - spec.first_step >= config_.timing_skip) sampler->on();
     StepRecord r = step(spec, s);
+    if (sampler) sampler->off();
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     run.steps.push_back(r);
     if (spec.log_progress)
@@ -115,6 +124,7 @@ TrainRun Trainer::run(const TrainSpec& spec) {
     if (spec.after_step) spec.after_step(s);
   }
   sync_.set_comm(nullptr);
+  if (sampler) run.gpu = sampler->summary();
   return run;
 }
 

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/gpu/gradient_sync.h"
+#include "hw/gpu_sample_summary.h"
+#include "hw/nvml.h"
 #include "train/clipped_adamw.h"
 #include "train/step_timing.h"
 #include "train/training_checkpoint.h"
@@ -34,6 +37,7 @@ struct TrainRun {
   std::vector<StepRecord> steps;
   int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
   std::string engine = "none";   // how its gradients were averaged: "NCCL", "copy engine", "none" (alone)
+  GpuSampleSummary gpu;  // what NVML showed of this rank's GPU over the timed steps (no samples without NVML)
 };
 
 struct TrainSpec {
@@ -56,8 +60,9 @@ class Trainer {
  public:
   // `init`: the initial master weights (layout of model.layout()); every run starts there
   // with fresh AdamW state. max_micro: the most micro-batches any run will ask for.
+  // nvml_gpu: this rank's GPU in NVML, sampled over each run's timed steps (none: not sampled).
   Trainer(gpu::GptModel& model, const DdpConfig& config, const train::TokenSource& data, RankRuntime& runtime,
-          std::vector<float> init, int max_micro);
+          std::vector<float> init, int max_micro, std::optional<Nvml::Device> nvml_gpu = std::nullopt);
 
   TrainRun run(const TrainSpec& spec);
   // The run in progress or last run, step by step: after a Fault, what was completed.
@@ -83,6 +88,7 @@ class Trainer {
   int max_micro_;
   TrainRun current_;
   int device_sms_ = 0;  // multiprocessors of this rank's GPU
+  std::optional<Nvml::Device> nvml_gpu_;
 
   CudaStream stream_;
   gpu::GradientSync sync_;

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "hw/nvml.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_handles.h"
 #include "cuda/rank_device.h"
@@ -394,8 +395,10 @@ void FsdpLoraPhase::start_training() {
   // micro-batch capacity covers the equivalence run's replay of every rank's micro-batches.
   const std::vector<float> lora_init =
       model_->lora_layout().flatten(init_lora(model_config, config_.lora, config_.seed, /*b_zero=*/true));
+  // Each run's timed steps sampled through NVML: the clocks each figure ran at (none without NVML).
   trainer_ = std::make_unique<FsdpTrainer>(*model_, *weights_, config_, *data_, *rt_, lora_init,
-                                           equivalence() ? W * config_.grad_accum : config_.grad_accum);
+                                           equivalence() ? W * config_.grad_accum : config_.grad_accum,
+                                           Nvml::instance().device_by_pci_bus_id(device_.pci_bus_id));
   if (W > 1) {
     const std::vector<LoraBucket>& buckets = trainer_->grad_buckets();
     log_rank0("fsdp-lora: LoRA gradients all-reduced in {} bucket(s) of about {} MiB during the backward, the "

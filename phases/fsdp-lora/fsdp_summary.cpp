@@ -89,6 +89,9 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
   Record& mine = out.measure("throughput", "tokens_per_s", rate, "tokens/s", scale);
   mine.gpu_index = device_.node_index;
   mine.gpu_uuid = device_.uuid;
+  const std::string gpu_seen =
+      train::timed_gpu_note(run.gpu, times.size() - std::min<std::size_t>(times.size(), config_.timing_skip));
+  mine.message = gpu_seen;
   const double g_ms = median_after(gather_ms, config_.timing_skip);
   const double g_exposed = median_after(exposed_ms, config_.timing_skip);
   const double g_bytes = median_after(gather_bytes, config_.timing_skip);
@@ -146,6 +149,7 @@ void FsdpSummary::record_throughput(const FsdpRun& run) {
             "{:.1f} ms of it exposed; {:.1f} ms a step on the host's clock",
             run.label, per_gpu, sum, tflops, m.step_ms, m.forward_ms, m.backward_ms, m.comm_exposed_ms, m.optimizer_ms,
             g_ms, g_exposed, m.wall_ms);
+  log_rank0("fsdp-lora: {}: rank 0's GPU: {}", run.label, gpu_seen);
 }
 
 void FsdpSummary::record_scale(const FsdpRun& run) { record_throughput(run); }

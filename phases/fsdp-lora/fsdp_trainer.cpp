@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/nvtx_range.h"
 #include "fsdp-lora/equivalence.h"
+#include "hw/nvml_sampler.h"
 #include "train/arrival_progress.h"
 
 namespace gpuaccept::fsdp {
@@ -30,7 +31,7 @@ std::size_t moments_for(std::size_t n, int ranks, bool scatter) {
 
 FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
                          const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init,
-                         int max_micro)
+                         int max_micro, std::optional<Nvml::Device> nvml_gpu)
     : model_(model),
       default_weights_(&weights),
       weights_(&weights),
@@ -39,6 +40,7 @@ FsdpTrainer::FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, c
       runtime_(runtime),
       init_(std::move(lora_init)),
       max_micro_(std::max(max_micro, config.grad_accum)),
+      nvml_gpu_(nvml_gpu),
       // Sized for the all-GPU run from the start: state()'s moment pointers (the checkpoint
       // drill takes them before that run) then stay valid through it.
       optimizer_(moments_for(model.lora_layout().total(), runtime.world().size(),
@@ -119,11 +121,16 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
   Progress progress(spec.steps - spec.first_step + 1);
   const int micro = spec.shards.empty() ? config_.grad_accum : static_cast<int>(spec.shards.size());
   const double tokens = static_cast<double>(model_.B()) * model_.T() * micro;
+  // What the GPU ran at over the steps timed, and only while they ran (ddp/trainer.cpp says why).
+  std::optional<NvmlSampler> sampler;
+  if (nvml_gpu_) sampler.emplace(*nvml_gpu_, std::chrono::milliseconds(25));
   for (int s = spec.first_step; s <= spec.steps; ++s) {
     if (spec.fault)
       inject_debug_fault(*spec.fault, runtime_.world().rank(), s - 1, fmt::format("fsdp-lora {} step {}", spec.label, s));
     const auto started = std::chrono::steady_clock::now();
+    if (sampler && s - spec.first_step >= config_.timing_skip) sampler->on();
     FsdpStepRecord r = step(spec, s);
+    if (sampler) sampler->off();
     r.time.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     run.steps.push_back(r);
     // Step 1's gradients: both sides of the equivalence check start from the same weights, so
@@ -156,6 +163,7 @@ FsdpRun FsdpTrainer::run(const FsdpTrainSpec& spec) {
     }
     if (spec.after_step) spec.after_step(s);
   }
+  if (sampler) run.gpu = sampler->summary();
   return run;
 }
 

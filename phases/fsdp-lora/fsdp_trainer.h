@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@
 #include "fsdp-lora/gpu/fsdp_weights.h"
 #include "fsdp-lora/gpu/qwen_model.h"
 #include "fsdp-lora/lora_grad_reduce.h"
+#include "hw/gpu_sample_summary.h"
+#include "hw/nvml.h"
 #include "train/clipped_adamw.h"
 #include "train/step_timing.h"
 #include "train/token_source.h"
@@ -57,6 +60,7 @@ struct FsdpRun {
   std::vector<FsdpStepRecord> steps;
   int first_nonfinite_step = 0;  // 0: every loss and gradient norm was finite
   double peak_used_bytes = 0;    // device memory in use (cudaMemGetInfo) at the end of the busiest step
+  GpuSampleSummary gpu;  // what NVML showed of this rank's GPU over the timed steps (no samples without NVML)
 };
 
 struct FsdpTrainSpec {
@@ -99,8 +103,10 @@ class FsdpTrainer {
   // fresh AdamW state. max_micro: the most micro-batches a step of a run may have (at least
   // grad_accum; a replay of N ranks needs N x grad_accum). weights: the base of runs whose spec
   // names none; the model reads whichever base the run uses (set at each run's start).
+  // nvml_gpu: this rank's GPU in NVML, sampled over each run's timed steps (none: not sampled).
   FsdpTrainer(gpu::QwenLoraModel& model, gpu::FsdpWeights& weights, const FsdpConfig& config,
-              const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init, int max_micro = 0);
+              const train::TokenSource& data, RankRuntime& runtime, std::vector<float> lora_init, int max_micro = 0,
+              std::optional<Nvml::Device> nvml_gpu = std::nullopt);
 
   FsdpRun run(const FsdpTrainSpec& spec);
   const FsdpRun& progress() const { return current_; }  // after a Fault: what was completed
@@ -124,6 +130,7 @@ class FsdpTrainer {
   RankRuntime& runtime_;
   std::vector<float> init_;
   int max_micro_;
+  std::optional<Nvml::Device> nvml_gpu_;
   FsdpRun current_;
   LoraSnapshot snapshot_;
 

@@ -9,41 +9,13 @@
 
 #include "common/progress.h"
 #include "cuda/timing.h"
-#include "hw/clock_event_tally.h"
+#include "hw/gpu_sample_summary.h"
 #include "hw/nvml_health.h"
 #include "smoke/gemm_bench.h"
 #include "smoke/kernels.h"
 #include "smoke/lt_gemm.h"
 
 namespace gpuaccept::smoke {
-
-namespace {
-
-struct Watch {  // what NVML showed while the load ran
-  int samples = 0;
-  std::optional<unsigned> max_temp, max_memory_temp, min_sm_clock, max_sm_clock, max_power_mw;
-  ClockEventTally events;  // the clock-event reasons, counted by the samples that held them
-  void add(const GpuSample& s) {
-    ++samples;
-    if (s.temperature_c) max_temp = std::max(max_temp.value_or(0), *s.temperature_c);
-    if (s.memory_temperature_c) max_memory_temp = std::max(max_memory_temp.value_or(0), *s.memory_temperature_c);
-    if (s.sm_clock_mhz) {
-      min_sm_clock = std::min(min_sm_clock.value_or(~0u), *s.sm_clock_mhz);
-      max_sm_clock = std::max(max_sm_clock.value_or(0), *s.sm_clock_mhz);
-    }
-    if (s.power_mw) max_power_mw = std::max(max_power_mw.value_or(0), *s.power_mw);
-    if (s.clock_events) events.add(*s.clock_events);
-  }
-  // "hottest 70 C (memory 86 C)": both sensors, for a thermal slowdown the core's reading does
-  // not explain (an H200 on 2026-11-28 slowed for heat at a core 19 C under its threshold).
-  std::string hottest() const {
-    std::string s = max_temp ? fmt::format("hottest {} C", *max_temp) : "GPU temperature not reported";
-    if (max_memory_temp) s += fmt::format(" (memory {} C)", *max_memory_temp);
-    return s;
-  }
-};
-
-}  // namespace
 
 std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& cfg) {
   const GemmDtype type = cfg.sustained_dtype;
@@ -112,7 +84,7 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
   std::vector<unsigned long long> host_sums(static_cast<std::size_t>(batch));
   std::vector<double> gemm_ms;
   long long iterations = 0, mismatches = 0;
-  Watch watch;
+  GpuSampleSummary watch;  // what NVML showed while the load ran
   const NvmlHealth health(Nvml::instance());
 
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(cfg.sustained_seconds);
@@ -157,16 +129,15 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
 
   const std::string no_nvml = "no NVML samples: " + (gpu.nvml_reason.empty() ? "NVML did not answer" : gpu.nvml_reason);
   Record temp = base("max_temperature", "C");
-  if (watch.max_temp) {
+  if (watch.max_temperature_c()) {
     const auto slowdown = gpu.nvml ? health.slowdown_temperature_c(*gpu.nvml) : std::nullopt;
     const int limit = cfg.max_temperature_c ? *cfg.max_temperature_c : slowdown ? static_cast<int>(*slowdown) : 85;
-    temp.value = *watch.max_temp;
+    temp.value = *watch.max_temperature_c();
     temp.params["limit_c"] = std::to_string(limit);
-    temp.status = static_cast<int>(*watch.max_temp) >= limit ? Status::Fail : Status::Pass;
-    temp.message = fmt::format("{} over {} samples, limit {} C ({}); peak power {:.0f} W", watch.hottest(),
-                               watch.samples, limit,
-                               cfg.max_temperature_c ? "smoke.max_temperature_c" : slowdown ? "NVML slowdown threshold" : "default",
-                               watch.max_power_mw.value_or(0) / 1000.0);
+    temp.status = static_cast<int>(*watch.max_temperature_c()) >= limit ? Status::Fail : Status::Pass;
+    temp.message = fmt::format("{} over {} samples, limit {} C ({})", watch.hottest(), watch.samples(), limit,
+                               cfg.max_temperature_c ? "smoke.max_temperature_c" : slowdown ? "NVML slowdown threshold" : "default");
+    if (const auto watts = watch.mean_power_w()) temp.message += fmt::format("; power {:.0f} W mean", *watts);
   } else {
     temp.status = Status::Skip;
     temp.message = no_nvml;
@@ -174,9 +145,10 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
   out.push_back(std::move(temp));
 
   Record clock = base("min_sm_clock", "MHz");
-  if (watch.min_sm_clock) {
-    clock.value = *watch.min_sm_clock;
-    clock.message = fmt::format("SM clock {}-{} MHz under load", *watch.min_sm_clock, watch.max_sm_clock.value_or(0));
+  if (watch.min_sm_clock_mhz()) {
+    clock.value = *watch.min_sm_clock_mhz();
+    clock.message = fmt::format("SM clock {}-{} MHz under load (median {})", *watch.min_sm_clock_mhz(),
+                                *watch.max_sm_clock_mhz(), *watch.median_sm_clock_mhz());
   } else {
     clock.status = Status::Skip;
     clock.message = no_nvml;
@@ -184,14 +156,14 @@ std::vector<Record> run_sustained_load(const GpuDevice& gpu, const SmokeConfig& 
   out.push_back(std::move(clock));
 
   Record thr = base("throttle", "count");
-  if (watch.samples > 0) {
-    const std::uint64_t faults = clock_event_fault_bits(watch.events.seen());
+  if (watch.samples() > 0) {
+    const std::uint64_t faults = clock_event_fault_bits(watch.events().seen());
     thr.value = static_cast<double>(clock_event_names(faults).size());
-    thr.params["bits"] = fmt::format("{:#x}", watch.events.seen());
+    thr.params["bits"] = fmt::format("{:#x}", watch.events().seen());
     thr.status = faults ? Status::Fail : Status::Pass;
     thr.message = faults ? fmt::format("clocks held down under load by {} (all reasons seen: {}); {}",
-                                       watch.events.describe(faults), watch.events.describe(), watch.hottest())
-                         : fmt::format("clock event reasons seen under load: {}", watch.events.describe());
+                                       watch.events().describe(faults), watch.events().describe(), watch.hottest())
+                         : fmt::format("clock event reasons seen under load: {}", watch.events().describe());
   } else {
     thr.status = Status::Skip;
     thr.message = no_nvml;

@@ -53,6 +53,8 @@ inline constexpr int NVML_CLOCK_MEM = 2;
 
 // One value of nvmlDeviceGetFieldValues: the memory's temperature (field 82) has no call of its own.
 inline constexpr unsigned NVML_FI_DEV_MEMORY_TEMP = 82;
+// The power drawn now, in mW (nvml.h: "current GPU power, supported on all architectures").
+inline constexpr unsigned NVML_FI_DEV_POWER_INSTANT = 186;
 enum nvmlValueType_t {
   NVML_VALUE_TYPE_DOUBLE = 0,
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,

@@ -152,7 +152,11 @@ std::optional<unsigned> NvmlHealth::memory_temperature_c(Device d) const {
 }
 
 std::optional<unsigned> NvmlHealth::power_mw(Device d) const {
-  unsigned p = 0;
+  nvmlFieldValue_t v{};
+  v.fieldId = NVML_FI_DEV_POWER_INSTANT;
+  if (ok("nvmlDeviceGetFieldValues", d, 1, &v))
+    if (const auto instant = field_value_unsigned(v)) return instant;
+  unsigned p = 0;  // a driver without the field: the second's average
   if (ok("nvmlDeviceGetPowerUsage", d, &p)) return p;
   return std::nullopt;
 }

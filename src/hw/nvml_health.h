@@ -81,6 +81,9 @@ class NvmlHealth {
   // The memory's own sensor (H100, H200: HBM), which can hold the clocks down for heat while the
   // GPU's core reads well below its slowdown threshold.
   std::optional<unsigned> memory_temperature_c(Device d) const;
+  // The power drawn now (field NVML_FI_DEV_POWER_INSTANT). nvmlDeviceGetPowerUsage, the fallback,
+  // averages over the last second on Ampere and newer: ddp's timed steps on an H200 read 454 W
+  // mean that way, the idle second of a checkpoint write before them folded in.
   std::optional<unsigned> power_mw(Device d) const;
   std::optional<unsigned> power_limit_mw(Device d) const;
   std::optional<unsigned> clock_mhz(Device d, int clock_type) const;  // nvml_api::NVML_CLOCK_SM/MEM

@@ -86,4 +86,11 @@ void record_step_figures(ResultWriter& out, double per_gpu, double total, const 
     out.job_measure("step_time", metric, value, "ms", scale);
 }
 
+std::string timed_gpu_note(const GpuSampleSummary& gpu, std::size_t timed_steps) {
+  if (gpu.samples() == 0)
+    return timed_steps == 0 ? "this GPU's clocks not sampled: no timed step"
+                            : "this GPU's clocks not sampled: NVML did not find it";
+  return fmt::format("this GPU over the {} timed steps: {}", timed_steps, gpu.describe());
+}
+
 }  // namespace gpuaccept::train

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/gpu_sample_summary.h"
 #include "results/result_writer.h"
 #include "train/step_timing.h"
 #include "world/world.h"
@@ -36,5 +37,10 @@ void record_replicas(World& world, ResultWriter& out, const std::vector<float>& 
 // Rank 0: throughput per GPU and in total, and each median step time, under `scale`.
 void record_step_figures(ResultWriter& out, double per_gpu, double total, const StepRecord& median,
                          const Params& scale);
+
+// What a GPU's throughput record says of the clocks it ran at over the run's timed steps (the
+// trainers' NvmlSampler): "this GPU over the 55 timed steps: SM clock 1485-1980 MHz (median
+// 1650), ...", or why there is nothing to say. At a power cap these set the figure.
+std::string timed_gpu_note(const GpuSampleSummary& gpu, std::size_t timed_steps);
 
 }  // namespace gpuaccept::train

@@ -48,3 +48,18 @@ TEST_CASE("training records: rank 0's conclusions are the job's, a rank's own fi
   peer.params[kCauseParam] = kCausePeer;
   CHECK_FALSE(blames_node(peer));  // a survivor of a lost peer
 }
+
+TEST_CASE("a GPU's throughput note says what NVML showed over the timed steps, or why nothing", "[train][records]") {
+  GpuSampleSummary none;
+  CHECK(train::timed_gpu_note(none, 0) == "this GPU's clocks not sampled: no timed step");
+  CHECK(train::timed_gpu_note(none, 50) == "this GPU's clocks not sampled: NVML did not find it");
+  GpuSampleSummary seen;
+  GpuSample s;
+  s.sm_clock_mhz = 1650;
+  s.power_mw = 673'000;
+  s.clock_events = 0x4;
+  seen.add(s);
+  CHECK(train::timed_gpu_note(seen, 55) ==
+        "this GPU over the 55 timed steps: SM clock 1650-1650 MHz (median 1650), power 673 W mean, clock-event "
+        "reasons: sw_power_cap in 1 of 1 samples");
+}
