@@ -137,6 +137,9 @@ RuleVerdict fleet_verdict(const Rule& rule, const Record& r, RuleCheck check, co
   v.message = fmt::format("{} is {:.1f}% {} the median {} of {} peers (limit {}% {})", subject(r), std::fabs(off),
                           off < 0 ? "below" : "above", format_value(v.fleet_median), v.peers, format_bound(pct),
                           below ? "below" : "above");
+  // The outlier's own account, where its record has one: a training phase's GPU says the clocks,
+  // power and clock-event reasons it ran at, which is what an operator acts on.
+  if (violated && !r.message.empty()) v.message += fmt::format("; its record: {}", r.message);
   return v;
 }
 

@@ -117,6 +117,24 @@ TEST_CASE("the fleet rule flags one slow GPU among 8 although it clears the abso
   CHECK_THAT(flagged->message, Catch::Contains("11.0% below the median 800.0 of 7 peers"));
 }
 
+TEST_CASE("a flagged outlier's verdict quotes its record's own message, a GPU within its fleet's does not", "[evaluate]") {
+  Rule rule = gemm_rule();
+  rule.fleet_below_median_pct = 10;
+  std::vector<Record> fleet = fleet_of_8(700.0);  // GPU 3, 12.5% below
+  for (Record& r : fleet)
+    r.message = r.gpu_index == 3 ? "this GPU over the 10 timed steps: SM clock 1005-1410 MHz (median 1110), "
+                                   "clock-event reasons: hw_slowdown in 12 of 12 samples"
+                                 : "this GPU over the 10 timed steps: SM clock 1695-1980 MHz (median 1755)";
+  const auto vs = evaluate(set_of(rule), fleet);
+  const auto flagged = std::find_if(vs.begin(), vs.end(), [](const auto& v) { return v.flagged(); });
+  REQUIRE(flagged != vs.end());
+  CHECK_THAT(flagged->message, Catch::Contains("12.5% below the median 800.0 of 7 peers") &&
+                                   Catch::Contains("; its record: this GPU over the 10 timed steps") &&
+                                   Catch::Contains("hw_slowdown in 12 of 12 samples"));
+  for (const auto& v : vs)
+    if (!v.flagged()) CHECK_THAT(v.message, !Catch::Contains("its record"));
+}
+
 TEST_CASE("the fleet rule flags nothing when all GPUs are equal", "[evaluate]") {
   Rule rule = gemm_rule();
   rule.fleet_below_median_pct = 10;
