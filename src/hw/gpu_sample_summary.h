@@ -1,7 +1,6 @@
 // What NVML showed of one GPU over a run of samples: smoke's sustained load, and each training
-// run's timed steps (hw/nvml_sampler.h). The SM clock's range and median, the power drawn
-// against the limit, the hottest core and memory readings, and how long each clock-event
-// reason held. On a 700 W H200, ddp's step ran 26.5 ms for the first steps after an idle
+// run's timed steps (hw/nvml_sampler.h). The SM clock's range and median, the mean power
+// drawn, the hottest core and memory readings, and how long each clock-event reason held. On a 700 W H200, ddp's step ran 26.5 ms for the first steps after an idle
 // second and 29.2 ms from the fourth on, with sw_power_cap set (docs/performance.md): a
 // throughput figure means little without the clocks it ran at.
 #pragma once
