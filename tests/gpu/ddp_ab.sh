@@ -8,7 +8,8 @@
 # prints both throughput lines; then each build's median over the rounds.
 # A_YAML / B_YAML: lines added under `ddp:` for that side only, so one build can be compared
 # with itself under two settings, e.g.
-#   A_YAML='  matmul_search: false' tests/gpu/ddp_ab.sh .gpu-carry/bin/gpuaccept-ddp .gpu-carry/bin/gpuaccept-ddp 3
+#   A_YAML='  matmul_autotune: false' tests/gpu/ddp_ab.sh .gpu-carry/bin/gpuaccept-ddp .gpu-carry/bin/gpuaccept-ddp 3
+# (the keys are ddp's own: the phase refuses one it does not know)
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2,8p' "$0"; exit 2; }
 a=$1 b=$2 rounds=${3:-3}
