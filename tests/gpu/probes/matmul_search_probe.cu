@@ -17,10 +17,16 @@
 //      the 8 fastest are timed as the heuristic's were, and the fastest one's D is compared
 //      with the heuristic's first (largest difference against the largest magnitude: another
 //      order of the same sums).
-// One line a result; "heuristic <case> best", "search <case> best" and, at the end, one
-// "step" line a product (its time a step, at the heuristic's best and at the search's) say
-// what was found.
-//   built by tests/gpu/CMakeLists.txt; run as `matmul-search-probe [--no-search] [names...]`:
+// With --hot, the heuristic's candidates are also timed at the GPU's power cap, as a training
+// step runs them: after half a second of back-to-back runs, in turns (7 rounds, each candidate
+// a burst of about 25 ms, no synchronisation inside a round), the median of each one's bursts.
+// A product timed alone on a GPU that was idle runs at up to the top clock; under ddp's step
+// the board holds its 700 W limit (docs/performance.md, session 5), so a candidate that is
+// faster cold but draws more power can be slower there. Matmul tunes on the first step.
+// One line a result; "heuristic <case> best", "hot <case> best", "search <case> best" and, at
+// the end, one "step" line a product (its time a step, at the heuristic's best and at the
+// search's; with --hot, at the cold choice and the hot one, both timed hot) say what was found.
+//   built by tests/gpu/CMakeLists.txt; run as `matmul-search-probe [--no-search] [--hot] [names...]`:
 //   names keep the products whose name contains one of them (all of them when none).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -137,6 +143,49 @@ struct Timed {
   float ms;
 };
 
+// Each candidate's time a run at the power cap (ms; < 0 where it refused, as cold_ms says):
+// half a second of the first runnable candidate back to back, then kHotRounds rounds in which
+// every candidate runs a burst of about kBurstMs in turn, the bursts timed by events and
+// synchronised once a round; the median of each candidate's bursts, divided by its length.
+constexpr int kHotRounds = 7;
+constexpr float kBurstMs = 25, kSoakMs = 500;
+std::vector<float> hot_ms(const Problem& p, const cublasLtMatmulHeuristicResult_t* results,
+                          const std::vector<float>& cold_ms) {
+  const int n = static_cast<int>(cold_ms.size());
+  std::vector<float> hot(n, -1);
+  int first = 0;
+  while (first < n && cold_ms[first] <= 0) ++first;
+  if (first == n) return hot;
+  for (int r = 0; r < static_cast<int>(kSoakMs / cold_ms[first]) + 1; ++r) CK(p.run(results[first].algo, p.buf->d));
+  std::vector<int> burst(n);
+  for (int i = 0; i < n; ++i) burst[i] = cold_ms[i] > 0 ? std::max(1, static_cast<int>(kBurstMs / cold_ms[i])) : 0;
+  std::vector<cudaEvent_t> events(2 * n);
+  for (cudaEvent_t& e : events) CK(cudaEventCreate(&e));
+  std::vector<std::vector<float>> per_run(n);
+  for (int round = 0; round < kHotRounds; ++round) {
+    for (int i = 0; i < n; ++i) {
+      if (burst[i] == 0) continue;
+      CK(cudaEventRecord(events[2 * i]));
+      for (int r = 0; r < burst[i]; ++r) CK(p.run(results[i].algo, p.buf->d));
+      CK(cudaEventRecord(events[2 * i + 1]));
+    }
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < n; ++i) {
+      if (burst[i] == 0) continue;
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
+      per_run[i].push_back(ms / burst[i]);
+    }
+  }
+  for (cudaEvent_t e : events) CK(cudaEventDestroy(e));
+  for (int i = 0; i < n; ++i) {
+    if (per_run[i].empty()) continue;
+    std::sort(per_run[i].begin(), per_run[i].end());
+    hot[i] = per_run[i][per_run[i].size() / 2];
+  }
+  return hot;
+}
+
 std::vector<double> host_values(const void* d, size_t count, bool fp32) {
   std::vector<double> v(count);
   if (fp32) {
@@ -154,11 +203,13 @@ std::vector<double> host_values(const void* d, size_t count, bool fp32) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool search = true;
+  bool search = true, hot = false;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--no-search") == 0)
       search = false;
+    else if (std::strcmp(argv[i], "--hot") == 0)
+      hot = true;
     else
       only.emplace_back(argv[i]);
   }
@@ -223,6 +274,7 @@ int main(int argc, char** argv) {
     const char* name;
     int per_step;
     float heuristic_ms, search_ms;
+    float hot_cold_choice_ms = -1, hot_best_ms = -1;  // --hot: the cold choice and the hot one, timed hot
   };
   std::vector<StepLine> step_lines;
   for (const Case& c : cases) {
@@ -265,12 +317,15 @@ int main(int argc, char** argv) {
     int returned = 0;
     CK(cublasLtMatmulAlgoGetHeuristic(h, p.desc, p.la, p.lb, p.ld, p.ld, pref, 8, results, &returned));
     Timed heuristic_best{{}, -1};
+    int heuristic_best_index = -1;
+    std::vector<float> cold(returned);
     char text[256];
     for (int i = 0; i < returned; ++i) {
-      const float ms = p.time(results[i].algo, 20);
+      const float ms = cold[i] = p.time(results[i].algo, 20);
       describe(text, sizeof text, results[i].algo);
       std::printf("heuristic %s candidate %d: %.1f us (%.0f TFLOP/s) %s\n", c.name, i, ms * 1e3, tflops(ms), text);
-      if (ms > 0 && (heuristic_best.ms < 0 || ms < heuristic_best.ms)) heuristic_best = {results[i].algo, ms};
+      if (ms > 0 && (heuristic_best.ms < 0 || ms < heuristic_best.ms))
+        heuristic_best = {results[i].algo, ms}, heuristic_best_index = i;
     }
     if (heuristic_best.ms < 0) {
       std::printf("heuristic %s: no candidate ran\n", c.name);
@@ -279,6 +334,21 @@ int main(int argc, char** argv) {
     describe(text, sizeof text, heuristic_best.algo);
     std::printf("heuristic %s best %.1f us (%.0f TFLOP/s) %s\n", c.name, heuristic_best.ms * 1e3,
                 tflops(heuristic_best.ms), text);
+    float hot_cold_choice = -1, hot_best = -1;
+    if (hot) {  // 1b. The same candidates at the power cap.
+      const std::vector<float> at_cap = hot_ms(p, results, cold);
+      int best_hot = -1;
+      for (int i = 0; i < returned; ++i) {
+        if (at_cap[i] <= 0) continue;
+        std::printf("hot %s candidate %d: %.1f us (%.0f TFLOP/s), cold %.1f us\n", c.name, i, at_cap[i] * 1e3,
+                    tflops(at_cap[i]), cold[i] * 1e3);
+        if (best_hot < 0 || at_cap[i] < at_cap[best_hot]) best_hot = i;
+      }
+      hot_cold_choice = at_cap[heuristic_best_index];
+      hot_best = at_cap[best_hot];
+      std::printf("hot %s best: candidate %d, %.1f us; the cold best (candidate %d) %.1f us hot: %.3fx\n", c.name,
+                  best_hot, hot_best * 1e3, heuristic_best_index, hot_cold_choice * 1e3, hot_cold_choice / hot_best);
+    }
     CK(results[0].state);
     p.result(results[0].algo, buf.d_ref, out_bytes(c));
 
@@ -312,7 +382,7 @@ int main(int argc, char** argv) {
 
     // 3. Every configuration cuBLASLt accepts.
     if (!search) {
-      step_lines.push_back({c.name, c.per_step, heuristic_best.ms, -1});
+      step_lines.push_back({c.name, c.per_step, heuristic_best.ms, -1, hot_cold_choice, hot_best});
       CK(cublasLtMatmulPreferenceDestroy(pref));
       continue;
     }
@@ -415,7 +485,7 @@ int main(int argc, char** argv) {
                   "first: largest difference %.3g of largest magnitude %.3g; %s\n",
                   c.name, best.ms * 1e3, tflops(best.ms), heuristic_best.ms / best.ms, diff, mag, text);
     }
-    step_lines.push_back({c.name, c.per_step, heuristic_best.ms, best.ms});
+    step_lines.push_back({c.name, c.per_step, heuristic_best.ms, best.ms, hot_cold_choice, hot_best});
     CK(cublasLtMatmulPreferenceDestroy(pref));
     CK(cublasLtMatrixLayoutDestroy(p.la));
     CK(cublasLtMatrixLayoutDestroy(p.lb));
@@ -423,9 +493,15 @@ int main(int argc, char** argv) {
     CK(cublasLtMatmulDescDestroy(p.desc));
   }
   // A step's share of each product the step runs: what the whole search would take off it.
-  double step_heuristic = 0, step_search = 0;
+  double step_heuristic = 0, step_search = 0, step_hot_cold = 0, step_hot = 0;
   for (const StepLine& s : step_lines) {
     if (s.per_step == 0) continue;
+    if (s.hot_best_ms > 0) {
+      std::printf("step %s hot: %d x %.1f us = %.3f ms at the cold choice, %.3f ms at the hot one\n", s.name, s.per_step,
+                  s.hot_cold_choice_ms * 1e3, s.per_step * s.hot_cold_choice_ms, s.per_step * s.hot_best_ms);
+      step_hot_cold += s.per_step * s.hot_cold_choice_ms;
+      step_hot += s.per_step * s.hot_best_ms;
+    }
     const double best = s.search_ms > 0 ? std::min(s.search_ms, s.heuristic_ms) : s.heuristic_ms;
     std::printf("step %s: %d x %.1f us = %.3f ms at the heuristic's best, %.3f ms at the search's\n", s.name,
                 s.per_step, s.heuristic_ms * 1e3, s.per_step * s.heuristic_ms, s.per_step * best);
@@ -433,5 +509,6 @@ int main(int argc, char** argv) {
     step_search += s.per_step * best;
   }
   std::printf("step total: %.3f ms at the heuristic's best, %.3f ms at the search's\n", step_heuristic, step_search);
+  if (hot) std::printf("step total hot: %.3f ms at the cold choices, %.3f ms at the hot ones\n", step_hot_cold, step_hot);
   return 0;
 }
