@@ -6,6 +6,7 @@
 //   pack                 two fp32 as one bf16x2 register (round to nearest)
 //   copy_async16         16 bytes global -> shared in the background (cp.async.cg); commit()
 //                        closes a group of copies, wait<n>() waits until at most n are in flight
+//   copy_async4          4 bytes the same way (cp.async.ca: 4-byte copies go through L1)
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,10 @@ __device__ inline uint32_t pack(float lo, float hi) {
 __device__ inline void copy_async16(void* dst, const void* src) {
   const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+__device__ inline void copy_async4(void* dst, const void* src) {
+  const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
 }
 __device__ inline void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>

@@ -2,9 +2,11 @@
 // Lane L owns the groups of W channels starting at W*L, W*(L+32), ... (W = 8, 16-byte
 // accesses, when C % 8 == 0 and the pointers are aligned; else W = 1). The forward re-reads
 // a row (C <= 1600 bf16) from L1 between its passes. The backward has two kernels: for
-// C <= 1024 with 16-byte accesses (GPT-2 124M and 350M) each lane holds its rows and its
-// channels' partial sums in registers; otherwise each warp holds partials in shared memory.
+// C <= 1024 with 16-byte accesses (GPT-2 124M and 350M) each lane holds its row (the next one
+// arriving in shared memory meanwhile) and its channels' partial sums in registers; otherwise
+// each warp holds partials in shared memory.
 #include "common.cuh"
+#include "train/kernels/tensor_core.cuh"
 
 namespace gpuaccept::ddp::gpu {
 
@@ -152,6 +154,11 @@ __global__ void layernorm_backward_kernel(bf16* __restrict__ dinp, float* __rest
 // a call on an H200, 2026-11-28, for 100 MB of traffic). At the end the block's warps add
 // their partials into shared memory one after the other (warp order: the same bits on every
 // run) and the block writes its row of block_partials (kParts * C, as above).
+// The warp's next row (inp, dout, dinp, mean and rstd) comes into shared memory by cp.async
+// while it works on this one. With 168 of the 170 registers the launch bounds allow already
+// taken, a second row could not be held in registers, and a warp that waited for each row's
+// loads before its arithmetic left the memory idle through it: 36.9 us a call on an H200 for
+// 100 MB (2.7 TB/s), 33.8 us since (docs/performance.md, session 6).
 constexpr int kRowsBlock = 128;  // 4 warps
 constexpr int kRowsMaxGroups = 4;
 constexpr int rows_blocks_per_sm(int groups) { return groups <= 2 ? 4 : (groups == 3 ? 3 : 2); }
@@ -165,9 +172,30 @@ __global__ void __launch_bounds__(kRowsBlock, rows_blocks_per_sm(kGroups))
   static_assert(kParts == 2 || kParts == 3);
   static_assert(kGroups >= 1 && kGroups <= kRowsMaxGroups);
   constexpr int W = 8;
+  constexpr int kWarps = kRowsBlock / kWarp;
   __shared__ float block_sums[kParts * kRowsMaxGroups * kWarp * W];  // (kParts, C)
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = kRowsBlock / kWarp;
+  // (warps, 3, kGroups * 32) 16-byte chunks: each warp's next row of inp, dout and dinp, each
+  // lane's own chunks (lane + 32 j), and the row's mean and rstd.
+  __shared__ int4 next_row[kWarps][3][kGroups * kWarp];
+  __shared__ float next_stats[kWarps][2];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = kWarps;
   auto first = [&](int j) { return W * (lane + kWarp * j); };  // channel c0 of group j
+  auto prefetch = [&](int row) {  // this lane's chunks of `row`, into the warp's slots; one cp.async group
+    const std::size_t base = static_cast<std::size_t>(row) * C;
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j) {
+      if (first(j) >= C) continue;
+      const int slot = lane + kWarp * j;
+      train::tc::copy_async16(&next_row[warp][0][slot], inp + base + first(j));
+      train::tc::copy_async16(&next_row[warp][1][slot], dout + base + first(j));
+      train::tc::copy_async16(&next_row[warp][2][slot], dinp + base + first(j));
+    }
+    if (lane == 0) {
+      train::tc::copy_async4(&next_stats[warp][0], mean + row);
+      train::tc::copy_async4(&next_stats[warp][1], rstd + row);
+    }
+    train::tc::commit();
+  };
 
   float w[kGroups][W];
   float acc[kParts][kGroups][W] = {};  // dweight, dbias (, dinp) partials of this lane's channels
@@ -175,17 +203,24 @@ __global__ void __launch_bounds__(kRowsBlock, rows_blocks_per_sm(kGroups))
   for (int j = 0; j < kGroups; ++j)
     if (first(j) < C) load_bf16<W>(w[j], weight + first(j));
 
-  for (int row = blockIdx.x * warps + warp; row < N; row += gridDim.x * warps) {
+  const int stride = gridDim.x * warps;
+  if (blockIdx.x * warps + warp < N) prefetch(blockIdx.x * warps + warp);
+  for (int row = blockIdx.x * warps + warp; row < N; row += stride) {
     const std::size_t base = static_cast<std::size_t>(row) * C;
-    int4 x_raw[kGroups], dy_raw[kGroups], dx_raw[kGroups];  // the row, as loaded
+    int4 x_raw[kGroups], dy_raw[kGroups], dx_raw[kGroups];  // the row, as stored (bf16 x 8)
+    train::tc::wait<0>();
+    __syncwarp();  // every lane's chunks (and lane 0's mean and rstd) are in
 #pragma unroll
     for (int j = 0; j < kGroups; ++j) {
       if (first(j) >= C) continue;
-      x_raw[j] = *reinterpret_cast<const int4*>(inp + base + first(j));
-      dy_raw[j] = *reinterpret_cast<const int4*>(dout + base + first(j));
-      dx_raw[j] = *reinterpret_cast<const int4*>(dinp + base + first(j));
+      const int slot = lane + kWarp * j;
+      x_raw[j] = next_row[warp][0][slot];
+      dy_raw[j] = next_row[warp][1][slot];
+      dx_raw[j] = next_row[warp][2][slot];
     }
-    const float m = mean[row], s = rstd[row];
+    const float m = next_stats[warp][0], s = next_stats[warp][1];
+    __syncwarp();  // the slots are read: the next row may come in
+    if (row + stride < N) prefetch(row + stride);
 
     float sum_g = 0.f, sum_gx = 0.f;
 #pragma unroll
