@@ -22,7 +22,8 @@
 // a burst of about 25 ms, no synchronisation inside a round), the median of each one's bursts.
 // A product timed alone on a GPU that was idle runs at up to the top clock; under ddp's step
 // the board holds its 700 W limit (docs/performance.md, session 5), so a candidate that is
-// faster cold but draws more power can be slower there. Matmul tunes on the first step.
+// faster cold but draws more power can be slower there. A diagnostic: Matmul still tunes cold,
+// because tuning it this way made ddp's step 1.7% slower (docs/performance.md, session 6).
 // One line a result; "heuristic <case> best", "hot <case> best", "search <case> best" and, at
 // the end, one "step" line a product (its time a step, at the heuristic's best and at the
 // search's; with --hot, at the cold choice and the hot one, both timed hot) say what was found.
