@@ -808,6 +808,10 @@ int main(int argc, char** argv) {
   run("layernorm", [&] { test_layernorm(rng, 37, 72); });
   run("layernorm", [&] { test_layernorm(rng, 37, 37); });
   run("layernorm", [&] { test_layernorm(rng, 5, 1600); });
+  // The register kernels at GPT-2 124M's width (3 groups a lane) and at 4 groups with the last
+  // one partial (1000 = 125 groups of 8: lanes 29-31 have none there).
+  run("layernorm", [&] { test_layernorm(rng, 9, 768); });
+  run("layernorm", [&] { test_layernorm(rng, 6, 1000); });
   run("layernorm", [&] { test_layernorm(rng, 45, 512); });  // two groups of 8 a lane
   run("layernorm", [&] { if (!small) test_layernorm(rng, 1024, 768); });
   run("layernorm", [&] { if (!small) test_layernorm(rng, 300, 1024); });

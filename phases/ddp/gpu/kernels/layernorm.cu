@@ -1,7 +1,8 @@
 // LayerNorm over the channels of each row, one warp per row (llm.c's layernorm kernels).
 // Lane L owns the groups of W channels starting at W*L, W*(L+32), ... (W = 8, 16-byte
-// accesses, when C % 8 == 0 and the pointers are aligned; else W = 1). The forward re-reads
-// a row (C <= 1600 bf16) from L1 between its passes. The backward has two kernels: for
+// accesses, when C % 8 == 0 and the pointers are aligned; else W = 1). The forward holds a
+// row in registers for C <= 1024 with 16-byte accesses; otherwise it re-reads the row
+// (C <= 1600 bf16) from L1 between its passes. The backward has two kernels: for
 // C <= 1024 with 16-byte accesses (GPT-2 124M and 350M) each lane holds its row (the next one
 // arriving in shared memory meanwhile) and its channels' partial sums in registers; otherwise
 // each warp holds partials in shared memory.
@@ -58,6 +59,65 @@ __global__ void layernorm_forward_kernel(bf16* __restrict__ out, float* __restri
 #pragma unroll
     for (int k = 0; k < W; ++k) x[k] = (x[k] - m) * s * w[k] + b[k];
     store_bf16<W>(o_row + c0, x);
+  }
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = s;
+  }
+}
+
+// The forward again, for C <= 256 * kGroups with 16-byte accesses (GPT-2 124M's 768: kGroups
+// 3): the lane's groups of the row come into registers at once, all loads in flight together,
+// instead of one group at a time inside the first pass's loop (each a wait on memory) and again
+// from L1 in the other two. The sums run over the same groups in the same order: the same bits.
+template <int kGroups>
+__global__ void layernorm_forward_rows_kernel(bf16* __restrict__ out, float* __restrict__ mean,
+                                              float* __restrict__ rstd, const bf16* __restrict__ inp,
+                                              const bf16* __restrict__ weight, const bf16* __restrict__ bias, int N,
+                                              int C) {
+  constexpr int W = 8;
+  const int lane = threadIdx.x % kWarp;
+  const int row = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (row >= N) return;  // the whole warp leaves together
+  const bf16* x_row = inp + static_cast<std::size_t>(row) * C;
+  auto first = [&](int j) { return W * (lane + kWarp * j); };  // channel c0 of group j
+
+  int4 x_raw[kGroups];  // the lane's groups of the row, as stored (bf16 x 8)
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j)
+    if (first(j) < C) x_raw[j] = *reinterpret_cast<const int4*>(x_row + first(j));
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    if (first(j) >= C) continue;
+    float x[W];
+    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+#pragma unroll
+    for (int k = 0; k < W; ++k) sum += x[k];
+  }
+  const float m = warp_sum(sum) / C;
+  float sq = 0.f;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    if (first(j) >= C) continue;
+    float x[W];
+    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+#pragma unroll
+    for (int k = 0; k < W; ++k) sq += (x[k] - m) * (x[k] - m);
+  }
+  const float s = rsqrtf(warp_sum(sq) / C + kEps);
+
+  bf16* o_row = out + static_cast<std::size_t>(row) * C;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    if (first(j) >= C) continue;
+    float x[W], w[W], b[W];
+    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+    load_bf16<W>(w, weight + first(j));
+    load_bf16<W>(b, bias + first(j));
+#pragma unroll
+    for (int k = 0; k < W; ++k) x[k] = (x[k] - m) * s * w[k] + b[k];
+    store_bf16<W>(o_row + first(j), x);
   }
   if (lane == 0) {
     mean[row] = m;
@@ -351,7 +411,18 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
   require(N >= 0 && C > 0, "layernorm_forward: N must be >= 0 and C > 0");
   if (N == 0) return;
   const int blocks = ceil_div(N, kForwardBlock / kWarp);
-  if (use_vectors(C, {out, inp, weight, bias}))
+  const bool vectors = use_vectors(C, {out, inp, weight, bias});
+  if (vectors && C <= kRowsMaxGroups * kWarp * 8) {
+    const auto kernel = [&] {
+      switch (ceil_div(C, kWarp * 8)) {
+        case 1: return layernorm_forward_rows_kernel<1>;
+        case 2: return layernorm_forward_rows_kernel<2>;
+        case 3: return layernorm_forward_rows_kernel<3>;
+        default: return layernorm_forward_rows_kernel<4>;
+      }
+    }();
+    kernel<<<blocks, kForwardBlock, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
+  } else if (vectors)
     layernorm_forward_kernel<8><<<blocks, kForwardBlock, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
   else
     layernorm_forward_kernel<1><<<blocks, kForwardBlock, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
