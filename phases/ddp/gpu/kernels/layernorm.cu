@@ -86,39 +86,38 @@ __global__ void layernorm_forward_rows_kernel(bf16* __restrict__ out, float* __r
 #pragma unroll
   for (int j = 0; j < kGroups; ++j)
     if (first(j) < C) x_raw[j] = *reinterpret_cast<const int4*>(x_row + first(j));
-  float sum = 0.f;
+  // Each of the three passes visits the lane's groups in the same order, unpacked to fp32.
+  auto each_group = [&](auto&& visit) {
 #pragma unroll
-  for (int j = 0; j < kGroups; ++j) {
-    if (first(j) >= C) continue;
-    float x[W];
-    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+    for (int j = 0; j < kGroups; ++j) {
+      if (first(j) >= C) continue;
+      float x[W];
+      load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+      visit(j, x);
+    }
+  };
+  float sum = 0.f;
+  each_group([&](int, float (&x)[W]) {
 #pragma unroll
     for (int k = 0; k < W; ++k) sum += x[k];
-  }
+  });
   const float m = warp_sum(sum) / C;
   float sq = 0.f;
-#pragma unroll
-  for (int j = 0; j < kGroups; ++j) {
-    if (first(j) >= C) continue;
-    float x[W];
-    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+  each_group([&](int, float (&x)[W]) {
 #pragma unroll
     for (int k = 0; k < W; ++k) sq += (x[k] - m) * (x[k] - m);
-  }
+  });
   const float s = rsqrtf(warp_sum(sq) / C + kEps);
 
   bf16* o_row = out + static_cast<std::size_t>(row) * C;
-#pragma unroll
-  for (int j = 0; j < kGroups; ++j) {
-    if (first(j) >= C) continue;
-    float x[W], w[W], b[W];
-    load_bf16<W>(x, reinterpret_cast<const bf16*>(&x_raw[j]));
+  each_group([&](int j, float (&x)[W]) {
+    float w[W], b[W];
     load_bf16<W>(w, weight + first(j));
     load_bf16<W>(b, bias + first(j));
 #pragma unroll
     for (int k = 0; k < W; ++k) x[k] = (x[k] - m) * s * w[k] + b[k];
     store_bf16<W>(o_row + first(j), x);
-  }
+  });
   if (lane == 0) {
     mean[row] = m;
     rstd[row] = s;
