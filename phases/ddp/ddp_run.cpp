@@ -156,6 +156,17 @@ void DdpPhase::gradient_check() {
     r.status = ok ? Status::Pass : Status::Fail;
     r.message = message;
     log_rank0("ddp: gradient check ({}, {}) {}: {}", g.fusions, g.attention, ok ? "PASS" : "FAIL", message);
+
+    const bool accumulates = g.accumulated.rel_l2 <= kAccumulateTolerance;
+    Record& a = results_.measure("gradient_check", "accumulate_rel_err", g.accumulated.rel_l2, "", shape);
+    a.status = accumulates ? Status::Pass : Status::Fail;
+    a.message = fmt::format(
+        "the same batch's backward again, accumulating as a step's later micro-batches do: worst tensor {}, "
+        "relative L2 error {:.2e} against twice the first backward's gradient (tolerance {:.0e}: the second "
+        "backward's matmuls may sum in another order, about 1e-6; one that overwrites or adds twice is off by 0.5)",
+        g.accumulated.name, g.accumulated.rel_l2, kAccumulateTolerance);
+    log_rank0("ddp: gradient accumulation ({}, {}) {}: {}", g.fusions, g.attention, accumulates ? "PASS" : "FAIL",
+              a.message);
   }
 }
 

@@ -11,21 +11,19 @@
 
 #include "ddp/gpt_config.h"
 #include "ddp/gpu/gpt_model.h"
+#include "ddp/tensor_error.h"
 
 namespace gpuaccept::ddp {
-
-struct TensorError {
-  std::string name;
-  double rel_l2 = 0;   // ||g_gpu - g_cpu|| / ||g_cpu||
-  double max_abs = 0;  // max |g_gpu - g_cpu|
-};
 
 struct GradientCheck {
   GptConfig config;
   int B = 0, T = 0;
   double loss_gpu = 0, loss_cpu = 0;
-  std::vector<TensorError> tensors;  // in layout order
+  std::vector<TensorError> tensors;  // in layout order: the GPU's gradient against the CPU's
   double padding_grad_max = 0;       // max |gradient| in wte's padding rows (must be 0)
+  // A second forward and backward of the same batch, accumulating (as a step's later
+  // micro-batches do): the tensor farthest from twice the first backward's gradient.
+  TensorError accumulated;
   std::string fusions;               // the matmul epilogues the GPU model used (gpt_model.h)
   std::string attention;             // "flash" or "gemm+softmax"
 };

@@ -163,7 +163,6 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     // Launching may block inside NCCL (connecting to a peer that is gone): under the watchdog.
     auto guard = runtime_.guard(ctx, config_.step_timeout_s);
     step_start_.record(stream_);
-    GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model_.grads(), 0, model_.num_params() * sizeof(float), stream_));
     rows.plan(sync_.comm(), stream_);
     // Its all-reduce of the marks and the buckets' share a communicator: never at once.
     rows.wait(sync_.stream());
@@ -178,7 +177,9 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       fwd_end_[static_cast<std::size_t>(m)]->record(stream_);
       // Only the last micro-batch's backward completes the gradients: reduce then (DDP's no_sync).
       const bool last = m == micro - 1;
-      model_.backward(stream_, [&](int layer) {
+      // The first micro-batch's backward overwrites the gradients: nothing to zero here.
+      const auto grads = m == 0 ? gpu::GptModel::Grads::Overwrite : gpu::GptModel::Grads::Accumulate;
+      model_.backward(stream_, grads, [&](int layer) {
         if (!last) return;
         if (layer == kEmbeddingsStage && sync_.comm()) {
           // The rows' count reaches the host with plan()'s work, normally long done; waited

@@ -211,15 +211,15 @@ void Matmul::linear_backward_input_dgelu(bf16* dinp, const bf16* dout, const bf1
       const_cast<bf16*>(pre));
 }
 
-// dweight (C x OC column-major, i.e. row-major (OC, C)) += inp (C x N) dout^T (N x OC).
+// dweight (C x OC column-major, i.e. row-major (OC, C)) (+)= inp (C x N) dout^T (N x OC).
 void Matmul::linear_backward_weight(float* dweight, const bf16* dout, const bf16* inp, int N, int C, int OC,
-                                    cudaStream_t stream) {
+                                    cudaStream_t stream, bool accumulate) {
   GemmShape s;
   s.transb = true;
   s.m = C, s.n = OC, s.k = N;
   s.lda = C, s.ldb = OC, s.ldd = C;
   s.fp32_out = true;
-  s.accumulate = true;
+  s.accumulate = accumulate;
   run(s, inp, dout, dweight, nullptr, stream);
 }
 

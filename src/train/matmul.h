@@ -86,9 +86,10 @@ class Matmul {
   // The shapes the three fused calls above use, for supports().
   static GemmShape forward_shape(int N, int C, int OC, Epilogue e, bool residual);
   static GemmShape backward_input_shape(int N, int C, int OC, Epilogue e);
-  // dweight (OC, C) += dout^T inp                     (fp32, accumulates)
+  // dweight (OC, C) += dout^T inp                     (fp32; accumulate = false: = instead of +=,
+  //                                                   for a step's first micro-batch, with no zeroing before)
   void linear_backward_weight(float* dweight, const bf16* dout, const bf16* inp, int N, int C, int OC,
-                              cudaStream_t stream);
+                              cudaStream_t stream, bool accumulate = true);
 
  private:
   struct Plan;

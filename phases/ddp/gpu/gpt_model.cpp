@@ -113,6 +113,19 @@ GptModel::GptModel(const GptConfig& config, int B, int T, ModelOptions options)
                matmul_.supports(Matmul::forward_shape(N32, C32, 4 * C32, Epilogue::GeluAuxBias, false)) &&
                matmul_.supports(Matmul::backward_input_shape(N32, 4 * C32, C32, Epilogue::DGelu));
 
+  // The weight matrices' gradients come from the matmuls, which overwrite them in a step's
+  // first backward; the rest are sums that kernels add into.
+  for (std::size_t i = 0; i < layout_.tensors().size(); ++i) {
+    const auto p = static_cast<Param>(i);
+    if (p == Param::wte || p == Param::qkvw || p == Param::attprojw || p == Param::fcw || p == Param::fcprojw)
+      continue;  // from the matmuls
+    const ParamTensor& t = layout_[p];
+    if (!summed_grad_spans_.empty() && summed_grad_spans_.back().first + summed_grad_spans_.back().second == t.offset)
+      summed_grad_spans_.back().second += t.size;
+    else
+      summed_grad_spans_.emplace_back(t.offset, t.size);
+  }
+
   GPUACCEPT_CUDA_CHECK(cudaMemset(master_.get(), 0, master_.bytes()));
   GPUACCEPT_CUDA_CHECK(cudaMemset(grads_.get(), 0, grads_.bytes()));
   GPUACCEPT_CUDA_CHECK(cudaMemset(params_.get(), 0, params_.bytes()));
@@ -311,16 +324,23 @@ void GptModel::forward(float dloss, cudaStream_t s) {
 
 // ---------------------------------------------------------------- backward
 
-void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_done) {
+void GptModel::backward(cudaStream_t s, Grads grads, const std::function<void(int)>& layer_done) {
   const int B = B_, T = T_, C = config_.channels, NH = config_.heads, HS = C / NH, L = config_.layers;
   const int N = B * T, Vp = static_cast<int>(layout_[Param::wte].shape[0]);
   const long long NC = static_cast<long long>(N) * C;
   bf16* dres = dres_.get();  // d(loss)/d(residual stream), flowing down through the layers
+  // A step's first backward writes the weight matrices' gradients with the matmuls' beta = 0
+  // and zeroes only the rest: zeroing all of grads_ first (0.5 GB for GPT-2 124M) and then
+  // reading the zeros back into every weight-gradient matmul moved 1 GB a step for nothing.
+  const bool accumulate = grads == Grads::Accumulate;
+  if (!accumulate)
+    for (const auto& [offset, count] : summed_grad_spans_)
+      GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(grads_.get() + offset, 0, count * sizeof(float), s));
 
   {
     const NvtxRange range("head backward");
-    // Output: logits_ holds dlogits. dwte += dlogits^T lnf; dlnf = dlogits wte.
-    matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s);
+    // Output: logits_ holds dlogits. dwte (+)= dlogits^T lnf; dlnf = dlogits wte.
+    matmul_.linear_backward_weight(g(Param::wte), logits_.get(), lnf_.get(), N, C, Vp, s, accumulate);
     matmul_.linear_backward_input(nc_a_.get(), logits_.get(), p(Param::wte), N, C, Vp, s);
     GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(dres, 0, static_cast<std::size_t>(NC) * sizeof(bf16), s));
     // dres is now d(r3) of the last layer, its MLP projection's output gradient: the
@@ -343,21 +363,21 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
     // MLP. dres is d(r3); the residual passes it through unchanged, LayerNorm adds to it.
     // The projections' bias gradients (fcprojb, attprojb) are dres's column sums: the
     // LayerNorm backward that wrote dres last summed them already.
-    matmul_.linear_backward_weight(g(Param::fcprojw, l), dres, fch_gelu, N, 4 * C, C, s);
+    matmul_.linear_backward_weight(g(Param::fcprojw, l), dres, fch_gelu, N, 4 * C, C, s, accumulate);
     if (fuse_gelu_) {
       matmul_.linear_backward_input_dgelu(d4c_.get(), dres, p(Param::fcprojw, l), fch, N, 4 * C, C, s);
     } else {
       matmul_.linear_backward_input(d4c_.get(), dres, p(Param::fcprojw, l), N, 4 * C, C, s);
       gelu_backward_inplace(d4c_.get(), fch, static_cast<std::size_t>(4 * NC), s);
     }
-    matmul_.linear_backward_weight(g(Param::fcw, l), d4c_.get(), ln2, N, C, 4 * C, s);
+    matmul_.linear_backward_weight(g(Param::fcw, l), d4c_.get(), ln2, N, C, 4 * C, s, accumulate);
     bias_backward(g(Param::fcb, l), d4c_.get(), N, 4 * C, s);
     matmul_.linear_backward_input(nc_a_.get(), d4c_.get(), p(Param::fcw, l), N, C, 4 * C, s);
     layernorm_backward(dres, g(Param::ln2w, l), g(Param::ln2b, l), g(Param::attprojb, l), nc_a_.get(), res2,
                        p(Param::ln2w, l), ln2_mean_.get() + l * N, ln2_rstd_.get() + l * N, N, C, s);
 
     // Attention. dres is now d(r2).
-    matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s);
+    matmul_.linear_backward_weight(g(Param::attprojw, l), dres, atty, N, C, C, s, accumulate);
     matmul_.linear_backward_input(nc_a_.get(), dres, p(Param::attprojw, l), N, C, C, s);
     if (flash_) {
       // dq, dk, dv into qkv_ as (B, T, 3C), from the forward's (B, T, 3C) q, k, v in place;
@@ -375,7 +395,7 @@ void GptModel::backward(cudaStream_t s, const std::function<void(int)>& layer_do
       attention_backward(nc_b_.get(), l, s);
     }
     // qkv_ now holds dqkv (B, T, 3C)
-    matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s);
+    matmul_.linear_backward_weight(g(Param::qkvw, l), qkv_.get(), ln1, N, C, 3 * C, s, accumulate);
     if (flash_ && qkv_block_sums_.get())
       add_block_sums(g(Param::qkvb, l), qkv_block_sums_.get(), B * (T / train::kFlashBlock), 3 * C, s);
     else

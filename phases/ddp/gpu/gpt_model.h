@@ -13,6 +13,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_handles.h"
@@ -82,15 +83,18 @@ class GptModel {
   // one position in the step's loss), ready for backward().
   void forward(float dloss, cudaStream_t stream);
 
-  // Backward pass after forward(dloss != 0), ACCUMULATING into grads(), except the token
-  // embedding's part of wte's gradient, which accumulates into embedding_rows() (planned
-  // for this step's tokens before the step's first backward; add it into grads() with
-  // embedding_rows().add_into once the step's gradients are reduced). layer_done(l) is
+  // Backward pass after forward(dloss != 0) into grads(): Grads::Overwrite for a step's first
+  // micro-batch (whatever grads() held is replaced; nothing needs zeroing before), then
+  // Grads::Accumulate for the others, which add to it. The token embedding's part of wte's
+  // gradient accumulates into embedding_rows() instead (planned for this step's tokens
+  // before the step's first backward; add it into grads() with embedding_rows().add_into
+  // once the step's gradients are reduced). layer_done(l) is
   // called (on the host, after the work is enqueued on `stream`): layer_done(head_stage(L))
   // once the output head's gradients are complete (wte's output-projection part, the final
   // LayerNorm), then for l = L-1 .. 0 once that layer's are, and layer_done(kEmbeddingsStage)
   // after the embeddings (wpe, the rows); the stages are ../grad_buckets.h's.
-  void backward(cudaStream_t stream, const std::function<void(int layer)>& layer_done);
+  enum class Grads { Overwrite, Accumulate };
+  void backward(cudaStream_t stream, Grads grads, const std::function<void(int layer)>& layer_done);
   EmbeddingRows& embedding_rows() { return embedding_rows_; }
   // The SMs the matmuls enqueued from now on may count on (0: all); see Matmul::set_sm_target.
   void set_matmul_sm_target(int sms) { matmul_.set_sm_target(sms); }
@@ -111,6 +115,10 @@ class GptModel {
   // vocabulary, P = layout_.total() parameters.
   DeviceBuffer<float> master_;     // (P) fp32 weights, layout() order
   DeviceBuffer<float> grads_;      // (P) fp32 gradients, accumulated over micro-batches
+  // Where in grads_ the kernels other than the weight matmuls sum their gradients (wpe, the
+  // biases, the LayerNorms): zeroed before a Grads::Overwrite backward. (offset, count) in
+  // elements, adjacent tensors merged: five spans for GPT-2, 0.7% of the parameters.
+  std::vector<std::pair<std::size_t, std::size_t>> summed_grad_spans_;
   EmbeddingRows embedding_rows_;   // wte's token-embedding gradient, one row per distinct token
   DeviceBuffer<bf16> params_;      // (P) bf16 copy of master_, what the kernels read
   DeviceBuffer<int> tokens_;       // (B, T)
