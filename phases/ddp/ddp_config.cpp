@@ -17,7 +17,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   // Every key read below: a typo (`ddp.stpes`) is refused, not left to the default.
   c.refuse_unknown_keys("ddp", {
-      "all_reduce", "bucket_mib", "checkpoint", "comm_sms", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
+      "all_reduce", "bucket_mib", "checkpoint", "comm_sms", "cuda_graph", "data_file", "data_successors", "data_vocab", "eps", "equivalence_steps",
       "equivalence_tolerance", "flash_attention", "grad_accum", "grad_clip", "grad_reduce", "grad_tolerance",
       "gradient_check", "loss_tolerance", "lr", "lr_warmup", "matmul_autotune",
       "micro_batch", "model", "peak_tflops", "scaling_steps", "seed", "seq_len", "step_timeout_s", "steps",
@@ -48,6 +48,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.grad_clip = c.get_non_negative("ddp.grad_clip", d.grad_clip);
   d.flash_attention = c.get("ddp.flash_attention", d.flash_attention);
   d.matmul_autotune = c.get("ddp.matmul_autotune", d.matmul_autotune);
+  d.cuda_graph = c.get("ddp.cuda_graph", d.cuda_graph);
   d.bucket_mib = c.get_non_negative("ddp.bucket_mib", d.bucket_mib);
   d.grad_reduce = c.get("ddp.grad_reduce", d.grad_reduce);
   if (d.grad_reduce != "fp32" && d.grad_reduce != "bf16")

@@ -40,6 +40,9 @@ struct DdpConfig {
   bool flash_attention = true;      // ddp.flash_attention: fused attention where the shape allows
                                     // (heads of 64, seq_len a multiple of 64); false: GEMMs + softmax
   bool matmul_autotune = true;      // ddp.matmul_autotune: time cuBLASLt's candidates per shape in step 1
+  bool cuda_graph = true;           // ddp.cuda_graph: in a job of one GPU, each micro-batch's forward and
+                                    // backward replayed from CUDA graphs after a run's first step
+                                    // (gpu/model_graphs.h; +1.0% on an H200, docs/performance.md)
   // Data parallelism
   double bucket_mib = 25;           // ddp.bucket_mib: fp32 gradients per all-reduce bucket
   std::string grad_reduce = "bf16"; // ddp.grad_reduce: bf16 (half the bytes, as PyTorch's

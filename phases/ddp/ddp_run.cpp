@@ -224,6 +224,13 @@ void DdpPhase::train(const train::TokenSource& data) {
               model->fusions(), model->attention(), static_cast<double>(model->device_bytes()) / (1ull << 30),
               config_.grad_reduce,
               config_.comm_sms > 0 ? fmt::format(", {} SMs left to NCCL beside the backward pass", config_.comm_sms) : "");
+    if (config_.cuda_graph && W == 1)
+      log_rank0("ddp: each micro-batch's forward and backward replayed from CUDA graphs from a run's second step on "
+                "(ddp.cuda_graph)");
+    else if (config_.cuda_graph)
+      log_rank0("ddp: ddp.cuda_graph is for a job of one GPU: here every run is launched kernel by kernel, the runs of "
+                "each GPU alone too, so that the scaling figure compares like with like (the all-GPU run launches its "
+                "gradient buckets from the host between layers)");
     const int max_micro = std::max(config_.grad_accum, equivalence ? W * config_.grad_accum : 1);
     // Sampled over the timed steps: the clocks each figure ran at (none without NVML).
     const std::optional<Nvml::Device> nvml_gpu = Nvml::instance().device_by_pci_bus_id(device_.pci_bus_id);

@@ -48,6 +48,7 @@ GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) 
   model.forward(1.0f / static_cast<float>(N), stream);
   std::vector<float> losses(static_cast<std::size_t>(N));
   GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(losses.data(), model.losses(), losses.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  model.embedding_rows().wait(stream);
   model.backward(stream, gpu::GptModel::Grads::Overwrite, [](int) {});
   model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
   std::vector<float> grads(model.num_params());
@@ -58,6 +59,7 @@ GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) 
   // token embedding are planned afresh (plan() zeroes them) and added in again.
   model.embedding_rows().plan(nullptr, stream);
   model.forward(1.0f / static_cast<float>(N), stream);
+  model.embedding_rows().wait(stream);
   model.backward(stream, gpu::GptModel::Grads::Accumulate, [](int) {});
   model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
   std::vector<float> twice(model.num_params());

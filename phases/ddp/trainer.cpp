@@ -35,6 +35,7 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::Tok
       init_(std::move(init)),
       max_micro_(max_micro),
       nvml_gpu_(nvml_gpu),
+      graphs_(model),
       sync_(plan_grad_buckets(model.layout(), model.config().layers,
                               static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
             model.grads(), model.num_params(),
@@ -159,6 +160,15 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
   for (int m = 0; m < micro; ++m)
     rows.mark(std::span<const int>(staged(step_index) + static_cast<std::size_t>(m) * 2 * N, N));
 
+  // ddp.cuda_graph, in a job of one GPU: with no communicator the backward's hooks do
+  // nothing, so each pass can be one graph (gpu/model_graphs.h), from the run's second step
+  // on: its first times the matmuls' candidates, with host waits a capture cannot hold. In a
+  // job of several GPUs every run stays eager, the runs alone too, so that the scaling
+  // figure compares like with like.
+  const bool graphed = config_.cuda_graph && runtime_.world().size() == 1 && !sync_.comm() &&
+                       step_index > spec.first_step;
+  const int captured = graphs_.captured();
+  const bool failed = !graphs_.failure().empty();
   {
     // Launching may block inside NCCL (connecting to a peer that is gone): under the watchdog.
     auto guard = runtime_.guard(ctx, config_.step_timeout_s);
@@ -171,7 +181,10 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.tokens(), src, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(model_.targets(), src + N, N * sizeof(int), cudaMemcpyHostToDevice, stream_));
       fwd_start_[static_cast<std::size_t>(m)]->record(stream_);
-      model_.forward(dloss, stream_);
+      if (graphed)
+        graphs_.forward(dloss, stream_);
+      else
+        model_.forward(dloss, stream_);
       GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(host_losses_.get() + static_cast<std::size_t>(m) * N, model_.losses(),
                                            N * sizeof(float), cudaMemcpyDeviceToHost, stream_));
       fwd_end_[static_cast<std::size_t>(m)]->record(stream_);
@@ -179,7 +192,8 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
       const bool last = m == micro - 1;
       // The first micro-batch's backward overwrites the gradients: nothing to zero here.
       const auto grads = m == 0 ? gpu::GptModel::Grads::Overwrite : gpu::GptModel::Grads::Accumulate;
-      model_.backward(stream_, grads, [&](int layer) {
+      rows.wait(stream_);
+      auto hooks = [&](int layer) {
         if (!last) return;
         if (layer == kEmbeddingsStage && sync_.comm()) {
           // The rows' count reaches the host with plan()'s work, normally long done; waited
@@ -194,7 +208,11 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
         // meanwhile are planned for the others (src/train/matmul.h says why), never fewer than half.
         if (sync_.reducing() && config_.comm_sms > 0)
           model_.set_matmul_sm_target(std::max(device_sms_ / 2, device_sms_ - config_.comm_sms));
-      });
+      };
+      if (graphed)
+        graphs_.backward(grads, stream_);  // no communicator: the hooks would do nothing
+      else
+        model_.backward(stream_, grads, hooks);
       model_.set_matmul_sm_target(0);
       bwd_end_[static_cast<std::size_t>(m)]->record(stream_);
     }
@@ -205,6 +223,12 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     optimizer_.fetch_norm(stream_);
     step_end_.record(stream_);
   }
+  if (graphs_.captured() > captured && spec.log_progress)
+    log_rank0("ddp: {} step {}: {} pass(es) captured as CUDA graphs, replayed from now on (ddp.cuda_graph)", spec.label,
+              step_index, graphs_.captured() - captured);
+  if (!failed && !graphs_.failure().empty())
+    log_rank0("ddp: {} step {}: a pass could not be captured as a CUDA graph, so every pass runs kernel by kernel "
+              "from now on, as with ddp.cuda_graph false: {}", spec.label, step_index, graphs_.failure());
   // The next step's batches, sampled while the GPU runs this one.
   if (step_index < spec.steps) stage(spec, step_index + 1);
   std::vector<ncclComm_t> comms;

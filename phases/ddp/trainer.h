@@ -19,6 +19,7 @@
 #include "ddp/ddp_config.h"
 #include "ddp/gpu/gpt_model.h"
 #include "ddp/gpu/gradient_sync.h"
+#include "ddp/gpu/model_graphs.h"
 #include "hw/gpu_sample_summary.h"
 #include "hw/nvml.h"
 #include "train/clipped_adamw.h"
@@ -91,6 +92,7 @@ class Trainer {
   std::optional<Nvml::Device> nvml_gpu_;
 
   CudaStream stream_;
+  gpu::ModelGraphs graphs_;  // ddp.cuda_graph: the passes replayed, in runs with no communicator
   gpu::GradientSync sync_;
   train::ClippedAdamW optimizer_;     // global norm, clipping, AdamW state (num_params)
   train::DecaySpans decay_spans_;     // where AdamW decays: the matrices and embeddings

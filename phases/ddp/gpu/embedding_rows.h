@@ -11,11 +11,11 @@
 // After the all-reduce, add_into() adds the rows to wte's gradient.
 //
 // Per step: clear_marks(), mark() every token of every micro-batch, plan() before the
-// first forward, wait() before the token embedding's backward, reduced_elements() when
-// the last bucket is launched (after a bounded wait for counted()), add_into() after the
-// all-reduce has joined. plan() runs on a
-// stream of its own, beside the forward pass (~0.15 ms of small kernels, mostly the
-// one-block numbering, that would otherwise delay it).
+// first forward, wait() before each backward (whose last kernels add into the rows),
+// reduced_elements() when the last bucket is launched (after a bounded wait for counted()),
+// add_into() after the all-reduce has joined. plan() runs on a stream of its own, beside the
+// forward pass (~0.15 ms of small kernels, mostly the one-block numbering, that would
+// otherwise delay it).
 #pragma once
 
 #include <cstddef>

@@ -408,7 +408,6 @@ void GptModel::backward(cudaStream_t s, Grads grads, const std::function<void(in
     layer_done(l);
   }
   const NvtxRange range("embedding backward");
-  embedding_rows_.wait(s);
   encoder_backward(embedding_rows_.rows(), embedding_rows_.row_of_token(), g(Param::wpe), dres, tokens_.get(), B, T,
                    C, s);
   layer_done(kEmbeddingsStage);

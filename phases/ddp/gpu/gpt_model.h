@@ -87,9 +87,9 @@ class GptModel {
   // micro-batch (whatever grads() held is replaced; nothing needs zeroing before), then
   // Grads::Accumulate for the others, which add to it. The token embedding's part of wte's
   // gradient accumulates into embedding_rows() instead (planned for this step's tokens
-  // before the step's first backward; add it into grads() with embedding_rows().add_into
-  // once the step's gradients are reduced). layer_done(l) is
-  // called (on the host, after the work is enqueued on `stream`): layer_done(head_stage(L))
+  // before the step's first forward, and waited for on `stream` before each backward; add
+  // it into grads() with embedding_rows().add_into once the step's gradients are reduced).
+  // layer_done(l) is called (on the host, after the work is enqueued on `stream`): layer_done(head_stage(L))
   // once the output head's gradients are complete (wte's output-projection part, the final
   // LayerNorm), then for l = L-1 .. 0 once that layer's are, and layer_done(kEmbeddingsStage)
   // after the embeddings (wpe, the rows); the stages are ../grad_buckets.h's.

@@ -108,4 +108,8 @@ struct Bf16Slices {
 };
 void average_bf16(bf16* out, const Bf16Slices& in, std::size_t n, cudaStream_t stream);
 
+// How many times the backward's reductions have reallocated their device scratch: a CUDA
+// graph captured at one value holds a freed address at another (gpu/model_graphs.h).
+std::uint64_t reduction_scratch_generation();
+
 }  // namespace gpuaccept::ddp::gpu

@@ -37,6 +37,13 @@ TEST_CASE("comm_sms is read and bounded by NCCL's CTA limit") {
                     Catch::Contains("ddp.comm_sms"));
 }
 
+TEST_CASE("cuda_graph is on unless turned off, and a boolean") {
+  CHECK(load_ddp_config(Config{}, {}).cuda_graph);
+  CHECK_FALSE(load_ddp_config(Config::parse("ddp:\n  cuda_graph: false\n", "t.yaml"), {}).cuda_graph);
+  CHECK_THROWS_WITH(load_ddp_config(Config::parse("ddp:\n  cuda_graph: sometimes\n", "bad.yaml"), {}),
+                    Catch::Contains("bad.yaml") && Catch::Contains("ddp.cuda_graph"));
+}
+
 TEST_CASE("flags override the config file") {
   const Config c = Config::parse("ddp:\n  model: tiny\n  micro_batch: 4\n  seq_len: 8\n  data_vocab: 8\n", "test.yaml");
   DdpFlags f;

@@ -39,3 +39,9 @@ void add_column_sums(const ColumnSumParts& parts, const float* partials, int row
 }
 
 }  // namespace gpuaccept::ddp::gpu::detail
+
+namespace gpuaccept::ddp::gpu {
+
+std::uint64_t reduction_scratch_generation() { return detail::reduction_scratch_state().generation; }
+
+}  // namespace gpuaccept::ddp::gpu

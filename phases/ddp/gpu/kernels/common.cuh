@@ -38,21 +38,32 @@ inline void require(bool ok, const char* what) { train::detail::require_of("ddp"
 // runs of the same step differ in the last bits (and a checkpoint's resume unverifiable bit
 // for bit). One buffer per process, grown on demand (cudaFree and cudaMalloc synchronize the
 // device, so a kernel still reading the old one is done) and never shrunk: only the first
-// calls at a size pay. Its users run on one stream at a time, the model's.
+// calls at a size pay. Its users run on one stream at a time, the model's. A CUDA graph
+// that captured kernels writing there holds the address: `generation` counts the
+// reallocations, so the graph's owner knows when to capture again (gpu/model_graphs.h).
+struct ReductionScratch {
+  void* buffer = nullptr;
+  std::size_t capacity = 0;
+  std::uint64_t generation = 0;
+};
+inline ReductionScratch& reduction_scratch_state() {
+  static ReductionScratch s;
+  return s;
+}
 inline void* reduction_scratch(std::size_t bytes) {
-  static void* buffer = nullptr;
-  static std::size_t capacity = 0;
-  if (bytes > capacity) {
-    if (buffer) (void)cudaFree(buffer);
-    buffer = nullptr;
-    capacity = 0;
-    if (cudaMalloc(&buffer, bytes) != cudaSuccess) {
+  ReductionScratch& s = reduction_scratch_state();
+  if (bytes > s.capacity) {
+    if (s.buffer) (void)cudaFree(s.buffer);
+    s.buffer = nullptr;
+    s.capacity = 0;
+    ++s.generation;
+    if (cudaMalloc(&s.buffer, bytes) != cudaSuccess) {
       (void)cudaGetLastError();
       require(false, "reduction_scratch: cudaMalloc failed (out of device memory)");
     }
-    capacity = bytes;
+    s.capacity = bytes;
   }
-  return buffer;
+  return s.buffer;
 }
 
 // Where add_column_sums adds: the partials' columns [p * width, (p + 1) * width) into out[p].
