@@ -2,7 +2,7 @@
 // train/optimizer_kernels.h; the causal softmax, train/causal_softmax_kernels.h; fp32 <-> bf16,
 // train/bf16_cast_kernels.h; fsdp-lora calls the last two as well): every kernel on random
 // inputs (fixed seed), odd sizes and one GPT-2 124M-like size, against a plain
-// double-precision loop on the CPU.
+// double-precision loop on the CPU; and CUDA graphs of those kernels against their eager launches.
 // One line per check:
 //   kernel <name> <shape> max_abs_err=... max_rel_err=... tol=... PASS|FAIL
 // and exit status 1 if any check fails. Needs a GPU, so it is not a ctest test.
@@ -25,6 +25,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/cuda_graph.h"
+#include "cuda/cuda_handles.h"
 #include "ddp/gpu/kernels.h"
 #include "test_rng.h"
 #include "train/bf16_cast_kernels.h"
@@ -775,6 +777,79 @@ void test_adamw_spans(Rng& rng, std::size_t n, bool ragged) {
   }
 }
 
+// ---- CUDA graphs (phases/ddp/gpu/model_graphs.h) ------------------------------------------
+
+// The LayerNorm forward and backward (the backward's partial sums in the reduction scratch,
+// then its column sums), captured as a CUDA graph: the capture runs nothing, and each replay
+// gives the eager launches' bits. A capture that synchronises the stream is refused, naming the
+// call, and leaves the stream out of capture mode, running the same launches eagerly after
+// (what ModelGraphs falls back to).
+void test_graph_replay(Rng& rng, int N, int C) {
+  const std::string shape = shape_of({{"N", N}, {"C", C}});
+  const std::size_t NC = static_cast<std::size_t>(N) * C;
+  auto d_inp = device_bf16(random_bf16(rng, NC, -2, 2.6)), d_dout = device_bf16(random_bf16(rng, NC, -1, 1));
+  auto d_weight = device_bf16(random_bf16(rng, C, 0.5, 1.5)), d_bias = device_bf16(random_bf16(rng, C, -0.5, 0.5));
+  Buffer<bf16> d_out(NC), d_dinp(NC);
+  Buffer<float> d_mean(N), d_rstd(N), d_dweight(C), d_dbias(C);
+  gpuaccept::CudaStream stream;
+  auto enqueue = [&] {
+    CUDA_CHECK(cudaMemsetAsync(d_dinp.get(), 0, NC * sizeof(bf16), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_dweight.get(), 0, C * sizeof(float), stream));
+    CUDA_CHECK(cudaMemsetAsync(d_dbias.get(), 0, C * sizeof(float), stream));
+    kn::layernorm_forward(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_weight.get(), d_bias.get(), N, C,
+                          stream);
+    kn::layernorm_backward(d_dinp.get(), d_dweight.get(), d_dbias.get(), nullptr, d_dout.get(), d_inp.get(),
+                           d_weight.get(), d_mean.get(), d_rstd.get(), N, C, stream);
+  };
+  auto spoil = [&] {  // every output NaN (all bits set)
+    for (void* p : {static_cast<void*>(d_out.get()), static_cast<void*>(d_dinp.get())})
+      CUDA_CHECK(cudaMemset(p, 0xff, NC * sizeof(bf16)));
+    for (void* p : {static_cast<void*>(d_dweight.get()), static_cast<void*>(d_dbias.get())})
+      CUDA_CHECK(cudaMemset(p, 0xff, C * sizeof(float)));
+  };
+  auto outputs = [&] {
+    std::vector<float> all = from_bf16(d_out.download());
+    for (float v : from_bf16(d_dinp.download())) all.push_back(v);
+    for (const auto* b : {&d_dweight, &d_dbias})
+      for (float v : b->download()) all.push_back(v);
+    return all;
+  };
+  enqueue();
+  stream.synchronize();
+  const std::vector<float> eager = outputs();
+
+  spoil();
+  const gpuaccept::CudaGraphExec graph = gpuaccept::CudaGraphExec::capture(stream, enqueue);
+  stream.synchronize();
+  const std::vector<float> spoiled = outputs();
+  const bool ran_nothing = std::all_of(spoiled.begin(), spoiled.end(), [](float v) { return std::isnan(v); });
+  report("graph_capture_runs_nothing", shape, 0.0, 0.0, kExact, ran_nothing);
+  for (int replay = 0; replay < 2; ++replay) {
+    graph.launch(stream);
+    stream.synchronize();
+    compare_bits("graph_replay_bits", shape, eager, outputs());
+  }
+
+  std::string refusal;
+  try {
+    (void)gpuaccept::CudaGraphExec::capture(stream, [&] {
+      enqueue();
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    });
+  } catch (const std::exception& e) {
+    refusal = e.what();
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  const bool refused = refusal.find("cudaStreamSynchronize") != std::string::npos;
+  std::printf("  the refused capture: %s\n", refusal.empty() ? "(none)" : refusal.c_str());
+  report("graph_capture_refused", shape, 0.0, 0.0, kExact, refused && status == cudaStreamCaptureStatusNone);
+  spoil();
+  enqueue();
+  stream.synchronize();
+  compare_bits("graph_refused_then_eager", shape, eager, outputs());
+}
+
 // Runs one test; an exception (a launch error, say) counts as a failure and is reported.
 void run(const char* what, const std::function<void()>& test) {
   try {
@@ -858,6 +933,9 @@ int main(int argc, char** argv) {
   run("adamw_spans", [&] { test_adamw_spans(rng, 4'096, false); });
   run("adamw_spans", [&] { test_adamw_spans(rng, 4'096, true); });
   run("adamw_spans", [&] { if (!small) test_adamw_spans(rng, 1'000'000, false); });
+
+  run("graph", [&] { test_graph_replay(rng, 37, 72); });
+  run("graph", [&] { test_graph_replay(rng, 9, 768); });  // the register kernels, cp.async in the backward
 
   std::printf("ddp-kernel-tests: %s (%d failed)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
   return g_failures == 0 ? 0 : 1;
