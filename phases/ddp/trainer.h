@@ -92,7 +92,7 @@ class Trainer {
   std::optional<Nvml::Device> nvml_gpu_;
 
   CudaStream stream_;
-  gpu::ModelGraphs graphs_;  // ddp.cuda_graph: the passes replayed, in runs with no communicator
+  gpu::ModelGraphs graphs_;  // ddp.cuda_graph: the passes replayed, in a job of one GPU
   gpu::GradientSync sync_;
   train::ClippedAdamW optimizer_;     // global norm, clipping, AdamW state (num_params)
   train::DecaySpans decay_spans_;     // where AdamW decays: the matrices and embeddings
