@@ -12,6 +12,7 @@ void add_ddp_flags(CLI::App& app, DdpFlags& f) {
   app.add_option("--steps", f.steps, "optimizer steps of the training run (ddp.steps)");
   add_debug_fault_flags(app, f.debug_fault);  // tests/gpu/ranks_on_one_gpu.sh
   app.add_option("--debug-lr-scale", f.learning_fault.lr_scale)->group("");  // tests/gpu/learning_grid.sh
+  app.add_flag("--debug-graph-refusal", f.debug_graph_refusal)->group("");  // tests/gpu/ddp_graph_fallback.sh
 }
 
 DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
@@ -77,6 +78,7 @@ DdpConfig load_ddp_config(const Config& c, const DdpFlags& f) {
   d.checkpoint = train::load_checkpoint_config(c, "ddp", d.steps, false);
   d.debug_fault = f.debug_fault;
   d.learning_fault = f.learning_fault;
+  d.debug_graph_refusal = f.debug_graph_refusal;
   return d;
 }
 

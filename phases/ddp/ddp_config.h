@@ -76,6 +76,9 @@ struct DdpConfig {
   double peak_tflops = 0;           // ddp.peak_tflops: dense bf16 peak per GPU for MFU; 0 = by GPU model
   DebugFault debug_fault;           // hidden flags only: a rank dies or hangs in the all-GPU run
   train::LearningFault learning_fault;  // hidden flag only: --debug-lr-scale (train/learning_check.h)
+  bool debug_graph_refusal = false; // hidden flag only: --debug-graph-refusal (tests/gpu/ddp_graph_fallback.sh):
+                                    // each CUDA graph capture synchronises its stream, which no capture
+                                    // allows, so the passes fall back to running eagerly
 };
 
 // Flags for the values an operator changes most; applied over the config by load_ddp_config.
@@ -84,6 +87,7 @@ struct DdpFlags {
   int micro_batch = 0, seq_len = 0, grad_accum = 0, steps = 0;
   DebugFault debug_fault;
   train::LearningFault learning_fault;
+  bool debug_graph_refusal = false;
 };
 void add_ddp_flags(CLI::App& app, DdpFlags& flags);
 

@@ -35,7 +35,7 @@ Trainer::Trainer(gpu::GptModel& model, const DdpConfig& config, const train::Tok
       init_(std::move(init)),
       max_micro_(max_micro),
       nvml_gpu_(nvml_gpu),
-      graphs_(model),
+      graphs_(model, config.debug_graph_refusal),
       sync_(plan_grad_buckets(model.layout(), model.config().layers,
                               static_cast<std::size_t>(config.bucket_mib * (1 << 20) / sizeof(float))),
             model.grads(), model.num_params(),

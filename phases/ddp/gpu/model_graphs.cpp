@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "cuda/cuda_check.h"
 #include "ddp/gpu/kernels.h"
 
 namespace gpuaccept::ddp::gpu {
@@ -17,7 +18,10 @@ void ModelGraphs::drop_if_stale() {
 template <typename Enqueue>
 CudaGraphExec ModelGraphs::capture(cudaStream_t stream, Enqueue&& enqueue) {
   try {
-    CudaGraphExec g = CudaGraphExec::capture(stream, enqueue);
+    CudaGraphExec g = CudaGraphExec::capture(stream, [&] {
+      enqueue();
+      if (refuse_) GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    });
     ++captures_;
     return g;
   } catch (const std::exception& e) {

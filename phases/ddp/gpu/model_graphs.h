@@ -27,7 +27,9 @@ namespace gpuaccept::ddp::gpu {
 
 class ModelGraphs {
  public:
-  explicit ModelGraphs(GptModel& model) : model_(model) {}
+  // refuse_captures (a test's hidden flag): every capture also synchronises its stream, which
+  // no capture allows, so the fallback runs as a real refusal would make it.
+  explicit ModelGraphs(GptModel& model, bool refuse_captures = false) : model_(model), refuse_(refuse_captures) {}
 
   // model.forward(dloss, stream), from its graph.
   void forward(float dloss, cudaStream_t stream);
@@ -46,6 +48,7 @@ class ModelGraphs {
   CudaGraphExec capture(cudaStream_t stream, Enqueue&& enqueue);
 
   GptModel& model_;
+  bool refuse_;
   std::map<float, CudaGraphExec> forward_;  // by dloss
   std::map<GptModel::Grads, CudaGraphExec> backward_;
   std::uint64_t scratch_generation_ = 0;
