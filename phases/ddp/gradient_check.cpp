@@ -44,27 +44,27 @@ GradientCheck run_gradient_check(std::uint64_t seed, gpu::ModelOptions options) 
   GPUACCEPT_CUDA_CHECK(cudaMemsetAsync(model.grads(), 0xff, model.num_params() * sizeof(float), stream));
   model.embedding_rows().clear_marks();
   model.embedding_rows().mark(batch.tokens);
-  model.embedding_rows().plan(nullptr, stream);
-  model.forward(1.0f / static_cast<float>(N), stream);
   std::vector<float> losses(static_cast<std::size_t>(N));
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(losses.data(), model.losses(), losses.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  model.embedding_rows().wait(stream);
-  model.backward(stream, gpu::GptModel::Grads::Overwrite, [](int) {});
-  model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
-  std::vector<float> grads(model.num_params());
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(grads.data(), model.grads(), grads.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  stream.synchronize();
-
-  // The same batch again, accumulating: every gradient should double. The rows of the
-  // token embedding are planned afresh (plan() zeroes them) and added in again.
-  model.embedding_rows().plan(nullptr, stream);
-  model.forward(1.0f / static_cast<float>(N), stream);
-  model.embedding_rows().wait(stream);
-  model.backward(stream, gpu::GptModel::Grads::Accumulate, [](int) {});
-  model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
-  std::vector<float> twice(model.num_params());
-  GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(twice.data(), model.grads(), twice.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  stream.synchronize();
+  // One forward and backward of the batch, as a step's micro-batch runs it, and the
+  // gradients it leaves (the rows of the token embedding planned afresh, plan() zeroing them,
+  // and added in).
+  auto pass = [&](gpu::GptModel::Grads mode) {
+    model.embedding_rows().plan(nullptr, stream);
+    model.forward(1.0f / static_cast<float>(N), stream);
+    GPUACCEPT_CUDA_CHECK(cudaMemcpyAsync(losses.data(), model.losses(), losses.size() * sizeof(float),
+                                         cudaMemcpyDeviceToHost, stream));
+    model.embedding_rows().wait(stream);
+    model.backward(stream, mode, [](int) {});
+    model.embedding_rows().add_into(model.grads() + gpu_layout[Param::wte].offset, stream);
+    std::vector<float> grads(model.num_params());
+    GPUACCEPT_CUDA_CHECK(
+        cudaMemcpyAsync(grads.data(), model.grads(), grads.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    stream.synchronize();
+    return grads;
+  };
+  const std::vector<float> grads = pass(gpu::GptModel::Grads::Overwrite);
+  // The same batch again, accumulating: every gradient should double.
+  const std::vector<float> twice = pass(gpu::GptModel::Grads::Accumulate);
   out.accumulated = accumulation_error(gpu_layout, grads, twice);
 
   double sum = 0;

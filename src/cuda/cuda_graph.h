@@ -58,7 +58,6 @@ class CudaGraphExec {
   }
 
   void launch(cudaStream_t stream) const { GPUACCEPT_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
-  explicit operator bool() const { return exec_ != nullptr; }
 
  private:
   cudaGraphExec_t exec_ = nullptr;
