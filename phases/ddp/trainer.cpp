@@ -224,8 +224,10 @@ StepRecord Trainer::step(const TrainSpec& spec, int step_index) {
     step_end_.record(stream_);
   }
   if (graphs_.captured() > captured && spec.log_progress)
-    log_rank0("ddp: {} step {}: {} pass(es) captured as CUDA graphs, replayed from now on (ddp.cuda_graph)", spec.label,
-              step_index, graphs_.captured() - captured);
+    log_rank0("ddp: {} step {}: {} pass(es) captured as CUDA graphs, replayed from now on (ddp.cuda_graph); "
+              "in all, {} memset nodes run as kernels ({} bytes, the largest {})",
+              spec.label, step_index, graphs_.captured() - captured, graphs_.memsets().replaced,
+              graphs_.memsets().bytes, graphs_.memsets().largest);
   if (!failed && !graphs_.failure().empty())
     log_rank0("ddp: {} step {}: a pass could not be captured as a CUDA graph, so every pass runs kernel by kernel "
               "from now on, as with ddp.cuda_graph false: {}", spec.label, step_index, graphs_.failure());

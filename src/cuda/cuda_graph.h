@@ -35,10 +35,11 @@ class CudaGraphExec {
     if (exec_) cudaGraphExecDestroy(exec_);
   }
 
-  // The work enqueue() puts on `stream`, as a graph ready to launch. Throws (naming the
-  // failing call) where enqueue() throws or something it does cannot be captured.
-  template <typename Enqueue>
-  static CudaGraphExec capture(cudaStream_t stream, Enqueue&& enqueue) {
+  // The work enqueue() puts on `stream`, as a graph ready to launch; edit(graph) may rewrite
+  // the captured graph before it is instantiated (train/graph_memsets.h). Throws (naming the
+  // failing call) where enqueue() or edit() throws or something enqueued cannot be captured.
+  template <typename Enqueue, typename Edit = void (*)(cudaGraph_t)>
+  static CudaGraphExec capture(cudaStream_t stream, Enqueue&& enqueue, Edit&& edit = [](cudaGraph_t) {}) {
     GPUACCEPT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     try {
@@ -50,6 +51,12 @@ class CudaGraphExec {
       throw;
     }
     GPUACCEPT_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    try {
+      edit(graph);
+    } catch (...) {
+      cudaGraphDestroy(graph);
+      throw;
+    }
     CudaGraphExec g;
     const cudaError_t rc = cudaGraphInstantiate(&g.exec_, graph, 0);
     cudaGraphDestroy(graph);  // the executable graph keeps what it needs

@@ -31,6 +31,7 @@
 #include "test_rng.h"
 #include "train/bf16_cast_kernels.h"
 #include "train/causal_softmax_kernels.h"
+#include "train/graph_memsets.h"
 #include "train/optimizer_kernels.h"
 
 namespace {
@@ -830,6 +831,19 @@ void test_graph_replay(Rng& rng, int N, int C) {
     compare_bits("graph_replay_bits", shape, eager, outputs());
   }
 
+  // The same capture with its memset nodes run as kernels (what ModelGraphs instantiates): the
+  // three memsets replaced, and the replay's bits the eager launches'.
+  spoil();
+  train::GraphMemsets memsets;
+  const gpuaccept::CudaGraphExec rewritten = gpuaccept::CudaGraphExec::capture(
+      stream, enqueue, [&](cudaGraph_t g) { memsets = train::memsets_as_kernels(g); });
+  rewritten.launch(stream);
+  stream.synchronize();
+  compare_bits("graph_memsets_as_kernels_bits", shape, eager, outputs());
+  report("graph_memsets_as_kernels_count", shape, 0.0, 0.0, kExact,
+         memsets.replaced == 3 && memsets.bytes == NC * sizeof(bf16) + 2 * C * sizeof(float) &&
+             memsets.largest == NC * sizeof(bf16));
+
   std::string refusal;
   try {
     (void)gpuaccept::CudaGraphExec::capture(stream, [&] {
@@ -848,6 +862,60 @@ void test_graph_replay(Rng& rng, int N, int C) {
   enqueue();
   stream.synchronize();
   compare_bits("graph_refused_then_eager", shape, eager, outputs());
+}
+
+// train::memsets_as_kernels against CUDA's own memset nodes: a chain of memsets of each element
+// size (1, 2 and 4 bytes; one pitched, three rows with gaps between them; and three the rewrite
+// stores 16 bytes at a time) over a buffer filled with 0xab, run once as built and once
+// rewritten into kernels. The bytes must be the same, gaps and the rest of the buffer
+// untouched included.
+void test_graph_memset_nodes() {
+  constexpr std::size_t kBytes = 4096;
+  Buffer<unsigned char> d_buf(kBytes);
+  cudaGraph_t built = nullptr;
+  CUDA_CHECK(cudaGraphCreate(&built, 0));
+  cudaGraphNode_t last = nullptr;
+  auto add = [&](std::size_t offset, unsigned value, unsigned element, std::size_t width, std::size_t height,
+                 std::size_t pitch) {
+    cudaMemsetParams m{};
+    m.dst = d_buf.get() + offset;
+    m.value = value;
+    m.elementSize = element;
+    m.width = width;
+    m.height = height;
+    m.pitch = pitch;
+    cudaGraphNode_t node = nullptr;
+    CUDA_CHECK(cudaGraphAddMemsetNode(&node, built, last ? &last : nullptr, last ? 1 : 0, &m));
+    last = node;
+  };
+  add(0, 0x5a, 1, 100, 1, 0);
+  add(512, 0x1234, 2, 37, 3, 128);  // rows of 74 bytes, 128 apart
+  add(2048, 0xdeadbeef, 4, 50, 1, 0);
+  add(40, 0x00, 1, 20, 1, 0);  // over the first one's bytes: the order kept
+  // 16-byte aligned runs of a multiple of 16 bytes: the rewrite's 16-byte stores.
+  add(1024, 0x77, 1, 256, 1, 0);
+  add(3072, 0xbeef, 2, 32, 4, 64);  // pitched, but rows back to back: one run
+  add(3584, 0x01020304, 4, 64, 1, 0);
+  cudaGraph_t rewritten = nullptr;
+  CUDA_CHECK(cudaGraphClone(&rewritten, built));
+  const train::GraphMemsets m = train::memsets_as_kernels(rewritten);
+  std::vector<unsigned char> out[2];
+  cudaGraph_t graphs[2] = {built, rewritten};
+  for (int i = 0; i < 2; ++i) {
+    CUDA_CHECK(cudaMemset(d_buf.get(), 0xab, kBytes));
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graphs[i], 0));
+    CUDA_CHECK(cudaGraphLaunch(exec, nullptr));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    out[i] = d_buf.download();
+  }
+  CUDA_CHECK(cudaGraphDestroy(built));
+  CUDA_CHECK(cudaGraphDestroy(rewritten));
+  const std::string shape = "element sizes 1, 2 (pitched), 4, 1; 16-byte runs of 1, 2, 4";
+  compare_bits("graph_memset_nodes_as_kernels", shape, out[0], out[1]);
+  report("graph_memset_nodes_count", shape, 0.0, 0.0, kExact,
+         m.replaced == 7 && m.bytes == 100 + 2 * 37 * 3 + 4 * 50 + 20 + 3 * 256 && m.largest == 256);
 }
 
 // Runs one test; an exception (a launch error, say) counts as a failure and is reported.
@@ -936,6 +1004,7 @@ int main(int argc, char** argv) {
 
   run("graph", [&] { test_graph_replay(rng, 37, 72); });
   run("graph", [&] { test_graph_replay(rng, 9, 768); });  // the register kernels, cp.async in the backward
+  run("graph", [&] { test_graph_memset_nodes(); });
 
   std::printf("ddp-kernel-tests: %s (%d failed)\n", g_failures == 0 ? "PASS" : "FAIL", g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -1,5 +1,6 @@
 #include "ddp/gpu/model_graphs.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "cuda/cuda_check.h"
@@ -18,10 +19,18 @@ void ModelGraphs::drop_if_stale() {
 template <typename Enqueue>
 CudaGraphExec ModelGraphs::capture(cudaStream_t stream, Enqueue&& enqueue) {
   try {
-    CudaGraphExec g = CudaGraphExec::capture(stream, [&] {
-      enqueue();
-      if (refuse_) GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    });
+    CudaGraphExec g = CudaGraphExec::capture(
+        stream,
+        [&] {
+          enqueue();
+          if (refuse_) GPUACCEPT_CUDA_CHECK(cudaStreamSynchronize(stream));
+        },
+        [&](cudaGraph_t graph) {
+          const train::GraphMemsets m = train::memsets_as_kernels(graph);
+          memsets_.replaced += m.replaced;
+          memsets_.bytes += m.bytes;
+          memsets_.largest = std::max(memsets_.largest, m.largest);
+        });
     ++captures_;
     return g;
   } catch (const std::exception& e) {
