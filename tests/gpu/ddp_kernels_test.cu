@@ -844,6 +844,20 @@ void test_graph_replay(Rng& rng, int N, int C) {
          memsets.replaced == 3 && memsets.bytes == NC * sizeof(bf16) + 2 * C * sizeof(float) &&
              memsets.largest == NC * sizeof(bf16));
 
+  // An edit that throws (a rewrite a CUDA cannot do) fails the capture as a refused one does:
+  // the error comes out, and the stream is out of capture mode (what ModelGraphs falls back on).
+  std::string edit_error;
+  try {
+    (void)gpuaccept::CudaGraphExec::capture(stream, enqueue,
+                                            [](cudaGraph_t) { throw std::runtime_error("the edit refused"); });
+  } catch (const std::exception& e) {
+    edit_error = e.what();
+  }
+  cudaStreamCaptureStatus after_edit = cudaStreamCaptureStatusActive;
+  CUDA_CHECK(cudaStreamIsCapturing(stream, &after_edit));
+  report("graph_edit_refused", shape, 0.0, 0.0, kExact,
+         edit_error == "the edit refused" && after_edit == cudaStreamCaptureStatusNone);
+
   std::string refusal;
   try {
     (void)gpuaccept::CudaGraphExec::capture(stream, [&] {
